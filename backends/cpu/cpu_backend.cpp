@@ -1,0 +1,115 @@
+// The CPU backend: one device, the machine's RAM. Kernels arrive with the CPU kernel work;
+// until then the device reports no op support, so the scheduler never routes work here.
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "host_buffer.hpp"
+#include "switchyard/cpu.hpp"
+#include "switchyard/backend.hpp"
+#include "switchyard/plugin.hpp"
+
+namespace sy::cpu {
+namespace {
+
+uint64_t meminfo_kib(const char* key) {
+  std::ifstream in("/proc/meminfo");
+  std::string k;
+  uint64_t v = 0;
+  std::string unit;
+  while (in >> k >> v >> unit)
+    if (k == key) return v;
+  return 0;
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  return "CPU";
+}
+
+class CpuDevice final : public Device {
+ public:
+  explicit CpuDevice(int threads) : threads_(threads), description_(cpu_model_name()) {}
+  DeviceInfo info() const noexcept override {
+    DeviceInfo d;
+    d.name = "cpu";
+    d.description = description_ + " (" + std::to_string(threads_) + " threads)";
+    d.kind = DeviceKind::cpu;
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGE_SIZE);
+    d.total_memory = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+    d.free_memory = meminfo_kib("MemAvailable:") * 1024;
+    d.host_visible = true;
+    return d;
+  }
+  Result<std::unique_ptr<Buffer>> allocate(size_t bytes) noexcept override { return HostBuffer::create(bytes); }
+  bool supports(OpKind, StorageType) const noexcept override { return false; }
+  Status execute(const SubGraph&) noexcept override {
+    return error::unsupported("cpu: graph execution is not implemented yet");
+  }
+
+ private:
+  int threads_;
+  std::string description_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads) : device_(threads) {}
+  size_t device_count() const noexcept override { return 1; }
+  Device& device(size_t) noexcept override { return device_; }
+
+ private:
+  CpuDevice device_;
+};
+
+Result<std::unique_ptr<Component>> make_cpu(const ParamMap& p) noexcept {
+  return guard_factory([&]() -> Result<std::unique_ptr<Component>> {
+    if (auto devs = p.get_int_list("devices"))
+      for (int64_t d : *devs)
+        if (d != 0) return error::invalid_argument("cpu: there is one CPU device (0); device " + std::to_string(d) + " does not exist");
+    int threads = static_cast<int>(std::thread::hardware_concurrency());
+    if (auto t = p.get_int("threads")) threads = static_cast<int>(*t);
+    if (threads < 1) threads = 1;
+    return std::make_unique<CpuBackend>(threads);
+  });
+}
+
+const PluginDescriptor* describe() noexcept {
+  static const PluginDescriptor d = [] {
+    PluginDescriptor pd;
+    pd.name = "cpu";
+    pd.version = "0.1.0";
+    pd.summary = "CPU compute backend (scalar, AVX2, AVX-512 kernels chosen at run time)";
+    ComponentDesc c;
+    c.kind = ComponentKind::backend;
+    c.name = "cpu";
+    c.version = "0.1.0";
+    c.rank = 10;  // always available; GPU backends rank higher
+    c.summary = "Host RAM and CPU cores";
+    ParamSpec threads{"threads", ParamType::integer, "Worker threads; 'auto' uses the physical cores",
+                      std::string("auto")};
+    threads.min = 1;
+    threads.max = 1024;
+    threads.choices = {"auto"};
+    threads.primary = true;
+    c.params = {threads};
+    c.factory = make_cpu;
+    pd.components.push_back(std::move(c));
+    return pd;
+  }();
+  return &d;
+}
+
+}  // namespace
+}  // namespace sy::cpu
+
+SWITCHYARD_PLUGIN(sy::cpu::describe)

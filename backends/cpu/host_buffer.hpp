@@ -1,0 +1,33 @@
+// Host memory for the CPU backend: page-aligned, so any kernel alignment is satisfied
+// and large buffers can be backed by huge pages.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "switchyard/backend.hpp"
+
+namespace sy::cpu {
+
+class HostBuffer final : public Buffer {
+ public:
+  /// Allocates `bytes` (rounded up to the alignment); error when memory is exhausted.
+  static Result<std::unique_ptr<Buffer>> create(size_t bytes) noexcept;
+  ~HostBuffer() override;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+
+  size_t size() const noexcept override { return size_; }
+  Status upload(size_t offset, std::span<const std::byte> src) noexcept override;
+  Status download(size_t offset, std::span<std::byte> dst) const noexcept override;
+  void* host_data() noexcept override { return data_; }
+
+  static constexpr size_t kAlignment = 4096;
+
+ private:
+  HostBuffer(void* data, size_t size) : data_(data), size_(size) {}
+  void* data_;
+  size_t size_;
+};
+
+}  // namespace sy::cpu

@@ -1,0 +1,20 @@
+// Each subcommand registers itself on the app and runs through a callback that stores
+// its exit code, so main() stays a dispatcher.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace sy::cli {
+
+/// The chosen command: its callback stores the action here during parsing, and main()
+/// runs it once global options (logging) are applied. Returns the exit status.
+struct Dispatch {
+  std::function<int()> run;
+};
+
+void add_plugins_command(CLI::App& app, Dispatch& d);
+void add_validate_command(CLI::App& app, Dispatch& d);
+
+}  // namespace sy::cli

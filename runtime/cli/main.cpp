@@ -1,0 +1,69 @@
+// The switchyard executable: global options, then one subcommand.
+#include <algorithm>
+#include <iostream>
+#include <optional>
+
+#include "cli/commands.hpp"
+#include "log/log.hpp"
+#include "util/suggest.hpp"
+
+namespace {
+
+// The first token that is not a global option (or its value): the intended subcommand.
+std::optional<std::string> first_command_token(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--log-level" || a == "--log-file") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    return a;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Switchyard: run large language models, above all big MoE models, on hardware that looks too small",
+               "switchyard"};
+  app.set_version_flag("--version", "switchyard " SY_VERSION);
+  app.require_subcommand(1);
+  std::string level = "warn";
+  std::string log_file;
+  app.add_option("--log-level", level, "trace, debug, info, warn, error or off")->capture_default_str();
+  app.add_option("--log-file", log_file, "Also append log lines to this file");
+
+  sy::cli::Dispatch dispatch;
+  sy::cli::add_plugins_command(app, dispatch);
+  sy::cli::add_validate_command(app, dispatch);
+
+  if (auto tok = first_command_token(argc, argv)) {
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), *tok) == names.end()) {
+      std::cerr << "switchyard: unknown command '" << *tok << "'";
+      if (auto s = sy::closest(*tok, names)) std::cerr << "; did you mean '" << *s << "'?";
+      std::cerr << "\nRun 'switchyard --help' for the list of commands.\n";
+      return 2;
+    }
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  if (auto st = sy::log::set_level(level); !st) {
+    std::cerr << "switchyard: --log-level: " << st.message() << "\n";
+    return 2;
+  }
+  if (!log_file.empty())
+    if (auto st = sy::log::add_file(log_file); !st) {
+      std::cerr << "switchyard: --log-file: " << st.message() << "\n";
+      return 2;
+    }
+  return dispatch.run ? dispatch.run() : 2;
+}

@@ -1,0 +1,219 @@
+#include "pipeline/checker.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "util/suggest.hpp"
+
+namespace sy::pipeline {
+
+std::string number_text(double v) {
+  if (std::nearbyint(v) == v && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string range_phrase(std::optional<double> min, std::optional<double> max, bool min_exclusive) {
+  if (min && max && min_exclusive) return "greater than " + number_text(*min) + " and at most " + number_text(*max);
+  if (min && max) return "between " + number_text(*min) + " and " + number_text(*max);
+  if (min && min_exclusive) return "greater than " + number_text(*min);
+  if (min) return "at least " + number_text(*min);
+  if (max) return "at most " + number_text(*max);
+  return "a number";
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+std::optional<int64_t> parse_int(const std::string& s) {
+  int64_t v = 0;
+  const char* b = s.data();
+  const char* e = s.data() + s.size();
+  if (b != e && *b == '+') ++b;
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc() || p != e || b == e) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_double(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+void Checker::check_keys(const Node& map, const std::string& section, const std::vector<std::string>& allowed) {
+  for (const auto& e : map.entries) {
+    bool ok = false;
+    for (const auto& a : allowed) ok = ok || a == e.key;
+    if (ok) continue;
+    std::string msg = section.empty() ? "unknown top-level key '" + e.key + "'"
+                                      : "unknown key '" + e.key + "' in '" + section + "'";
+    if (auto s = closest(e.key, allowed))
+      msg += "; did you mean '" + *s + "'?";
+    else
+      msg += "; valid keys: " + join(allowed);
+    error(e.key_loc, msg);
+  }
+}
+
+void Checker::require(const Node& map, const std::string& section, const std::string& key) {
+  if (map.get(key)) return;
+  error(map.loc, "missing required key '" + key + "' in '" + section + "'");
+}
+
+bool Checker::is_map(const Node& n, const std::string& path, const std::string& example) {
+  if (n.kind == Node::Kind::map) return true;
+  error(n.loc, "'" + path + "' must be a mapping" + (example.empty() ? "" : " such as " + example) + ", got " +
+                   n.describe());
+  return false;
+}
+
+bool Checker::is_list(const Node& n, const std::string& path, const std::string& example) {
+  if (n.kind == Node::Kind::list) return true;
+  error(n.loc, "'" + path + "' must be a list" + (example.empty() ? "" : " such as " + example) + ", got " +
+                   n.describe());
+  return false;
+}
+
+std::optional<bool> Checker::boolean(const Node& n, const std::string& path) {
+  if (n.kind == Node::Kind::scalar && !n.quoted) {
+    if (n.scalar == "true" || n.scalar == "True" || n.scalar == "TRUE") return true;
+    if (n.scalar == "false" || n.scalar == "False" || n.scalar == "FALSE") return false;
+  }
+  error(n.loc, "'" + path + "' must be true or false, got " + n.describe());
+  return std::nullopt;
+}
+
+std::optional<int64_t> Checker::integer(const Node& n, const std::string& path, std::optional<double> min,
+                                        std::optional<double> max, const std::vector<std::string>& keywords,
+                                        std::string* keyword) {
+  if (n.kind == Node::Kind::scalar) {
+    for (const auto& k : keywords)
+      if (n.scalar == k) {
+        if (keyword) *keyword = k;
+        return 0;
+      }
+    if (auto v = parse_int(n.scalar)) {
+      if ((min && static_cast<double>(*v) < *min) || (max && static_cast<double>(*v) > *max)) {
+        error(n.loc, "'" + path + "' must be " + range_phrase(min, max) + ", got " + n.scalar);
+        return std::nullopt;
+      }
+      return v;
+    }
+  }
+  std::string expected = "an integer";
+  if (!keywords.empty()) {
+    expected += " or ";
+    for (size_t i = 0; i < keywords.size(); ++i)
+      expected += (i ? (i + 1 == keywords.size() ? " or '" : ", '") : "'") + keywords[i] + "'";
+  }
+  std::string msg = "'" + path + "' must be " + expected + ", got " + n.describe();
+  if (n.kind == Node::Kind::scalar && !keywords.empty())
+    if (auto s = closest(n.scalar, keywords)) msg += "; did you mean '" + *s + "'?";
+  error(n.loc, msg);
+  return std::nullopt;
+}
+
+std::optional<double> Checker::number(const Node& n, const std::string& path, std::optional<double> min,
+                                      std::optional<double> max, bool min_exclusive) {
+  if (n.kind == Node::Kind::scalar)
+    if (auto v = parse_double(n.scalar)) {
+      const bool below = min && (min_exclusive ? *v <= *min : *v < *min);
+      if (below || (max && *v > *max)) {
+        error(n.loc, "'" + path + "' must be " + range_phrase(min, max, min_exclusive) + ", got " + n.scalar);
+        return std::nullopt;
+      }
+      return v;
+    }
+  error(n.loc, "'" + path + "' must be a number, got " + n.describe());
+  return std::nullopt;
+}
+
+std::optional<std::string> Checker::string(const Node& n, const std::string& path) {
+  if (n.kind == Node::Kind::scalar) return n.scalar;
+  error(n.loc, "'" + path + "' must be a string, got " + n.describe());
+  return std::nullopt;
+}
+
+std::optional<std::string> Checker::choice(const Node& n, const std::string& path,
+                                           const std::vector<std::string>& choices) {
+  if (n.kind == Node::Kind::scalar)
+    for (const auto& c : choices)
+      if (n.scalar == c) return c;
+  std::string msg = "'" + path + "' must be one of " + join(choices) + "; got " + n.describe();
+  if (n.kind == Node::Kind::scalar)
+    if (auto s = closest(n.scalar, choices)) msg += "; did you mean '" + *s + "'?";
+  error(n.loc, msg);
+  return std::nullopt;
+}
+
+std::optional<ParamValue> Checker::param(const ParamSpec& spec, const Node& n, const std::string& path) {
+  switch (spec.type) {
+    case ParamType::boolean:
+      if (auto b = boolean(n, path)) return ParamValue(*b);
+      return std::nullopt;
+    case ParamType::integer: {
+      std::string kw;
+      auto v = integer(n, path, spec.min, spec.max, spec.choices, &kw);
+      if (!v) return std::nullopt;
+      if (!kw.empty()) return ParamValue(kw);
+      return ParamValue(*v);
+    }
+    case ParamType::number:
+      if (auto v = number(n, path, spec.min, spec.max, spec.min_exclusive)) return ParamValue(*v);
+      return std::nullopt;
+    case ParamType::string:
+      if (!spec.choices.empty()) {
+        if (auto c = choice(n, path, spec.choices)) return ParamValue(*c);
+        return std::nullopt;
+      }
+      if (auto s = string(n, path)) return ParamValue(*s);
+      return std::nullopt;
+    case ParamType::integer_list: {
+      // A single integer is accepted as a list of one ("devices: 0").
+      std::vector<int64_t> out;
+      if (n.kind == Node::Kind::scalar) {
+        auto v = integer(n, path, spec.min, spec.max);
+        if (!v) return std::nullopt;
+        out.push_back(*v);
+        return ParamValue(out);
+      }
+      if (!is_list(n, path, "[0, 1]")) return std::nullopt;
+      bool ok = true;
+      for (size_t i = 0; i < n.items.size(); ++i) {
+        auto v = integer(n.items[i], path + "[" + std::to_string(i) + "]", spec.min, spec.max);
+        ok = ok && v.has_value();
+        if (v) out.push_back(*v);
+      }
+      if (!ok) return std::nullopt;
+      return ParamValue(out);
+    }
+    case ParamType::string_list: {
+      std::vector<std::string> out;
+      if (n.kind == Node::Kind::scalar) return ParamValue(std::vector<std::string>{n.scalar});
+      if (!is_list(n, path)) return std::nullopt;
+      bool ok = true;
+      for (size_t i = 0; i < n.items.size(); ++i) {
+        auto v = string(n.items[i], path + "[" + std::to_string(i) + "]");
+        ok = ok && v.has_value();
+        if (v) out.push_back(*v);
+      }
+      if (!ok) return std::nullopt;
+      return ParamValue(out);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace sy::pipeline

@@ -1,0 +1,57 @@
+// Typed reads of located YAML nodes that turn every mismatch into a diagnostic naming
+// the key path, the expected type or range, and a did-you-mean where one is plausible.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/tree.hpp"
+#include "switchyard/params.hpp"
+
+namespace sy::pipeline {
+
+class Checker {
+ public:
+  explicit Checker(std::vector<Diagnostic>& diags) : diags_(diags) {}
+
+  void error(const Location& loc, std::string message) { diags_.push_back({loc, std::move(message), false}); }
+  void warn(const Location& loc, std::string message) { diags_.push_back({loc, std::move(message), true}); }
+
+  /// Reports every key of `map` not in `allowed`, suggesting the closest one.
+  /// `section` is the key path for the message ("context"), empty for the top level.
+  void check_keys(const Node& map, const std::string& section, const std::vector<std::string>& allowed);
+  /// Reports a missing required key at the map's location.
+  void require(const Node& map, const std::string& section, const std::string& key);
+
+  /// True for a mapping; otherwise reports "'path' must be a mapping".
+  bool is_map(const Node& n, const std::string& path, const std::string& example = "");
+  /// True for a list; otherwise reports "'path' must be a list".
+  bool is_list(const Node& n, const std::string& path, const std::string& example = "");
+
+  std::optional<bool> boolean(const Node& n, const std::string& path);
+  /// An integer within [min, max]; `keywords` lists strings accepted instead (returned
+  /// through `keyword`).
+  std::optional<int64_t> integer(const Node& n, const std::string& path, std::optional<double> min,
+                                 std::optional<double> max, const std::vector<std::string>& keywords = {},
+                                 std::string* keyword = nullptr);
+  std::optional<double> number(const Node& n, const std::string& path, std::optional<double> min,
+                               std::optional<double> max, bool min_exclusive = false);
+  /// Any scalar as text.
+  std::optional<std::string> string(const Node& n, const std::string& path);
+  /// One of `choices`, with a did-you-mean.
+  std::optional<std::string> choice(const Node& n, const std::string& path, const std::vector<std::string>& choices);
+
+  /// A plugin parameter of any declared type.
+  std::optional<ParamValue> param(const ParamSpec& spec, const Node& n, const std::string& path);
+
+ private:
+  std::vector<Diagnostic>& diags_;
+};
+
+/// "between 1 and 8", "at least 1", "at most 8" for messages.
+std::string range_phrase(std::optional<double> min, std::optional<double> max, bool min_exclusive = false);
+/// A number as a person writes it: 8192, 0.95.
+std::string number_text(double v);
+
+}  // namespace sy::pipeline

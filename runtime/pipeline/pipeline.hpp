@@ -1,0 +1,97 @@
+// A validated pipeline: which plugins to load and how to wire them. Every field has its
+// default filled in; docs/pipelines.md documents each key.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/diagnostics.hpp"
+#include "switchyard/params.hpp"
+
+namespace sy::pipeline {
+
+/// A layer count that may also be "all" (or, for gpu_layers, "auto").
+struct LayerCount {
+  enum class Mode { automatic, all, count };
+  Mode mode = Mode::automatic;
+  int64_t n = 0;
+};
+
+/// A memory amount given as a fraction ("10%") or in bytes ("2GiB").
+struct MemoryAmount {
+  double fraction = 0;  ///< of the device budget; 0 when given in bytes
+  uint64_t bytes = 0;
+};
+
+struct ModelConfig {
+  std::filesystem::path path;        ///< resolved against the file that named it
+  std::string format;                ///< component name; empty: chosen by probing
+  std::filesystem::path tokenizer;   ///< optional tokenizer.json
+  std::filesystem::path chat_template;  ///< optional template file overriding the model's
+  bool mmap = true;
+  bool mlock = false;
+};
+
+/// A plugin component with its validated parameters.
+struct ComponentConfig {
+  std::string name;
+  ParamMap params;
+  Location loc;
+};
+
+struct BackendConfig {
+  std::string plugin;
+  std::vector<int64_t> devices;  ///< empty: every device of the backend
+  ParamMap params;
+  Location loc;
+};
+
+struct OverrideRule {
+  std::string pattern;  ///< regular expression over canonical tensor names
+  std::string device;   ///< "cpu", "cuda0", "vulkan1", ...
+  Location loc;
+};
+
+struct PlacementConfig {
+  LayerCount gpu_layers{LayerCount::Mode::automatic, 0};
+  LayerCount cpu_moe{LayerCount::Mode::count, 0};
+  std::vector<OverrideRule> overrides;
+  MemoryAmount headroom{0.10, 0};
+  MemoryAmount min_headroom{0, 1ull << 30};
+};
+
+struct ContextConfig {
+  int64_t length = 4096;
+  std::string kv_type = "f16";
+  std::string flash_attention = "auto";  ///< "auto", "true" or "false"
+  int64_t batch = 2048;
+  int64_t ubatch = 512;
+  int64_t parallel = 1;
+};
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  int64_t port = 8080;
+  int64_t slots = 4;
+  bool batch_queue = false;
+  int64_t max_queue = 256;
+  int64_t request_timeout = 600;
+  std::string api_key;
+};
+
+struct Pipeline {
+  std::filesystem::path source;  ///< the file it was loaded from
+  std::vector<std::filesystem::path> plugin_path;
+  bool strict = false;
+  ModelConfig model;
+  std::vector<BackendConfig> backends;
+  PlacementConfig placement;
+  ContextConfig context;
+  std::vector<ComponentConfig> sampling;
+  ServerConfig server;
+};
+
+}  // namespace sy::pipeline

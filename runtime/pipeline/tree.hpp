@@ -1,0 +1,59 @@
+// A YAML document as a plain tree whose every node knows its file, line and column —
+// kept through `extends:` merging and `--set` overrides, so an error in a base file or on
+// the command line points at the right place.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pipeline/diagnostics.hpp"
+
+namespace sy::pipeline {
+
+struct Node {
+  enum class Kind { null, scalar, list, map };
+  Kind kind = Kind::null;
+  std::string scalar;   ///< text of a scalar
+  bool quoted = false;  ///< the scalar was quoted, so it is a string whatever it spells
+  std::vector<Node> items;  ///< list items
+  struct Entry;
+  std::vector<Entry> entries;  ///< map entries, in document order
+  Location loc;
+
+  /// The entry with this key, or nullptr.
+  [[nodiscard]] const Node* get(std::string_view key) const;
+  [[nodiscard]] Node* get(std::string_view key);
+  /// The location of the key itself for an entry, or of the map when absent.
+  [[nodiscard]] Location key_location(std::string_view key) const;
+  /// "a mapping", "a list", "a scalar", "nothing": for messages.
+  [[nodiscard]] std::string describe() const;
+};
+
+struct Node::Entry {
+  std::string key;
+  Location key_loc;
+  Node value;
+};
+
+/// Parses YAML text; `file` names it in locations. Syntax errors and duplicate keys
+/// become diagnostics (and a null node).
+Node parse_yaml(const std::string& text, const std::string& file, std::vector<Diagnostic>& diags);
+
+/// Reads and parses a file; a missing file is a diagnostic at `from`.
+Node load_yaml_file(const std::filesystem::path& path, const Location& from, std::vector<Diagnostic>& diags);
+
+/// Loads a pipeline file and resolves `extends:` chains (paths relative to the file that
+/// names them; cycles are errors). Maps merge key by key; lists and scalars replace.
+Node load_with_extends(const std::filesystem::path& path, std::vector<Diagnostic>& diags);
+
+/// Applies one `key.path=value` override (value parsed as YAML; list items addressed as
+/// `backends.0.threads` or `backends[0].threads`). Missing maps on the path are created.
+void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic>& diags);
+
+/// Deep merge: `over` wins; maps merge recursively.
+void merge_into(Node& base, const Node& over);
+
+}  // namespace sy::pipeline

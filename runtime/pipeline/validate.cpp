@@ -1,0 +1,488 @@
+#include "pipeline/validate.hpp"
+
+#include <cmath>
+#include <regex>
+
+#include "pipeline/checker.hpp"
+#include "registry/registry.hpp"
+#include "util/suggest.hpp"
+
+namespace sy::pipeline {
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kTop{"extends", "plugin_path", "strict", "model", "backends",
+                                    "placement", "context", "sampling", "server"};
+const std::vector<std::string> kModel{"path", "format", "tokenizer", "chat_template", "mmap", "mlock"};
+const std::vector<std::string> kPlacement{"gpu_layers", "cpu_moe", "overrides", "headroom", "min_headroom"};
+const std::vector<std::string> kContext{"length", "kv_type", "flash_attention", "batch", "ubatch", "parallel"};
+const std::vector<std::string> kServer{"host", "port", "slots", "batch_queue", "max_queue", "request_timeout",
+                                       "api_key"};
+const std::vector<std::string> kKvTypes{"f16", "bf16", "q8_0", "q4_0", "fp8"};
+
+// Components that are part of Switchyard but may be left out of a build: naming one is a
+// valid pipeline on a machine that lacks it, so validation warns instead of failing.
+struct FirstParty {
+  ComponentKind kind;
+  const char* name;
+  const char* how;
+};
+constexpr FirstParty kFirstParty[] = {
+    {ComponentKind::backend, "cpu", "it is always built; check the installation"},
+    {ComponentKind::backend, "cuda", "configure with -DSWITCHYARD_CUDA=ON on a machine with the CUDA toolkit"},
+    {ComponentKind::backend, "vulkan", "configure with -DSWITCHYARD_VULKAN=ON with the Vulkan headers and glslc"},
+    {ComponentKind::format, "gguf", "it is built with Switchyard; check the installation"},
+    {ComponentKind::format, "awq", "it ships with the AWQ format plugin"},
+    {ComponentKind::format, "gptq", "it ships with the GPTQ format plugin"},
+    {ComponentKind::format, "fp8", "it ships with the FP8 format plugin"},
+};
+
+fs::path resolve(const std::string& p, const Location& loc) {
+  fs::path path(p);
+  if (path.is_relative() && loc.line > 0) return (fs::path(loc.file).parent_path() / path).lexically_normal();
+  return path;
+}
+
+std::string idx(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
+
+class Validator {
+ public:
+  Validator(const registry::Registry& reg, std::vector<Diagnostic>& diags) : reg_(reg), c_(diags) {}
+
+  Pipeline run(const Node& root) {
+    Pipeline p;
+    p.source = root.loc.file;
+    if (root.kind == Node::Kind::null) {
+      c_.error(root.loc, "the pipeline is empty; it needs at least a 'model' section");
+      return p;
+    }
+    if (!c_.is_map(root, "pipeline")) return p;
+    c_.check_keys(root, "", kTop);
+    if (const Node* n = root.get("strict"))
+      if (auto b = c_.boolean(*n, "strict")) p.strict = *b;
+    p.plugin_path = plugin_dirs_of(root);
+    if (const Node* n = root.get("model"))
+      model(*n, p.model);
+    else
+      c_.error(root.loc, "missing required section 'model' (e.g. model: { path: models/my-model.gguf })");
+    backends(root.get("backends"), root.loc, p.backends);
+    if (const Node* n = root.get("placement")) placement(*n, p.placement);
+    if (const Node* n = root.get("context")) context(*n, p.context);
+    sampling(root.get("sampling"), root.loc, p.sampling);
+    if (const Node* n = root.get("server")) server(*n, p.server);
+    return p;
+  }
+
+  std::vector<fs::path> plugin_dirs_of(const Node& root) {
+    std::vector<fs::path> out;
+    const Node* n = root.get("plugin_path");
+    if (!n || n->kind == Node::Kind::null) return out;
+    auto add = [&](const Node& item, const std::string& path) {
+      if (auto s = c_.string(item, path)) out.push_back(resolve(*s, item.loc));
+    };
+    if (n->kind == Node::Kind::scalar) {
+      add(*n, "plugin_path");
+    } else if (c_.is_list(*n, "plugin_path", "[plugins/]")) {
+      for (size_t i = 0; i < n->items.size(); ++i) add(n->items[i], idx("plugin_path", i));
+    }
+    return out;
+  }
+
+ private:
+  // A component name: known (return its manifest), first-party but not built (warn,
+  // nullptr), or unknown (error with suggestion, nullptr).
+  const registry::ComponentManifest* component(ComponentKind kind, const Node& n, const std::string& path) {
+    auto name = c_.string(n, path);
+    if (!name) return nullptr;
+    const std::string kname(component_kind_name(kind));
+    if (const auto* rec = reg_.find(kind, *name)) {
+      if (!rec->available)
+        c_.warn(n.loc, "'" + path + "': " + kname + " '" + *name + "' is installed but unavailable here: " +
+                           rec->unavailable_reason);
+      return &reg_.manifest(*rec);
+    }
+    for (const auto& fp : kFirstParty)
+      if (fp.kind == kind && *name == fp.name) {
+        c_.warn(n.loc, "'" + path + "': " + kname + " '" + *name + "' is not built in this installation (" + fp.how +
+                           "); its parameters were not checked");
+        return nullptr;
+      }
+    const auto names = reg_.names(kind);
+    std::string msg = "'" + path + "': no " + kname + " named '" + *name + "'";
+    if (auto s = closest(*name, names)) msg += "; did you mean '" + *s + "'?";
+    std::string list;
+    for (size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + names[i];
+    msg += list.empty() ? " (no " + kname + " plugins are installed)" : " (installed: " + list + ")";
+    c_.error(n.loc, msg);
+    return nullptr;
+  }
+
+  // Fills `out` from the entries of `map` that are not core keys, checked against the schema.
+  void params(const registry::ComponentManifest& m, const Node* map, const std::string& path,
+              const std::vector<std::string>& core, ParamMap& out) {
+    std::vector<std::string> allowed = core;
+    for (const auto& p : m.params) allowed.push_back(p.name);
+    if (map) c_.check_keys(*map, path, allowed);
+    for (const auto& spec : m.params) {
+      const Node* v = map ? map->get(spec.name) : nullptr;
+      if (v && v->kind != Node::Kind::null) {
+        if (auto val = c_.param(spec, *v, path + "." + spec.name)) out.set(spec.name, *val);
+      } else if (spec.def) {
+        out.set(spec.name, *spec.def);
+      } else if (!spec.optional) {
+        c_.error(map ? map->loc : Location{}, "missing required parameter '" + spec.name + "' in '" + path + "'");
+      }
+    }
+  }
+
+  void model(const Node& n, ModelConfig& m) {
+    if (n.kind == Node::Kind::scalar) {  // shorthand: model: path/to/file.gguf
+      m.path = resolve(n.scalar, n.loc);
+      return;
+    }
+    if (!c_.is_map(n, "model", "{ path: models/my-model.gguf }")) return;
+    c_.check_keys(n, "model", kModel);
+    c_.require(n, "model", "path");
+    if (const Node* v = n.get("path"))
+      if (auto s = c_.string(*v, "model.path")) {
+        if (s->empty())
+          c_.error(v->loc, "'model.path' must not be empty");
+        else
+          m.path = resolve(*s, v->loc);
+      }
+    if (const Node* v = n.get("format"))
+      if (component(ComponentKind::format, *v, "model.format")) m.format = v->scalar;
+    if (const Node* v = n.get("tokenizer"))
+      if (auto s = c_.string(*v, "model.tokenizer")) m.tokenizer = resolve(*s, v->loc);
+    if (const Node* v = n.get("chat_template"))
+      if (auto s = c_.string(*v, "model.chat_template")) m.chat_template = resolve(*s, v->loc);
+    if (const Node* v = n.get("mmap"))
+      if (auto b = c_.boolean(*v, "model.mmap")) m.mmap = *b;
+    if (const Node* v = n.get("mlock"))
+      if (auto b = c_.boolean(*v, "model.mlock")) m.mlock = *b;
+  }
+
+  void backends(const Node* n, const Location& root_loc, std::vector<BackendConfig>& out) {
+    if (!n || n->kind == Node::Kind::null) {
+      // Default: the CPU backend with its defaults.
+      if (const auto* rec = reg_.find(ComponentKind::backend, "cpu")) {
+        BackendConfig b{"cpu", {}, {}, root_loc};
+        params(reg_.manifest(*rec), nullptr, "backends[0]", {"plugin", "devices"}, b.params);
+        out.push_back(std::move(b));
+      }
+      return;
+    }
+    if (!c_.is_list(*n, "backends", "[ { plugin: cpu } ]")) return;
+    if (n->items.empty()) c_.error(n->loc, "'backends' must list at least one backend, e.g. [ { plugin: cpu } ]");
+    for (size_t i = 0; i < n->items.size(); ++i) {
+      const Node& e = n->items[i];
+      const std::string path = idx("backends", i);
+      if (e.kind == Node::Kind::scalar) {  // shorthand: - cpu
+        Node map;
+        map.kind = Node::Kind::map;
+        map.loc = e.loc;
+        map.entries.push_back({"plugin", e.loc, e});
+        backend(map, path, out);
+      } else if (c_.is_map(e, path, "{ plugin: cpu }")) {
+        backend(e, path, out);
+      }
+    }
+  }
+
+  void backend(const Node& e, const std::string& path, std::vector<BackendConfig>& out) {
+    BackendConfig b;
+    b.loc = e.loc;
+    const Node* plugin = e.get("plugin");
+    if (!plugin) {
+      c_.require(e, path, "plugin");
+      return;
+    }
+    const auto* m = component(ComponentKind::backend, *plugin, path + ".plugin");
+    b.plugin = plugin->scalar;
+    for (const auto& prev : out)
+      if (prev.plugin == b.plugin) {
+        c_.error(plugin->loc, "'" + path + ".plugin': backend '" + b.plugin + "' is listed twice (first at line " +
+                                  std::to_string(prev.loc.line) + "); list its devices in one entry");
+        return;
+      }
+    if (const Node* d = e.get("devices")) {
+      std::string kw;
+      if (d->kind == Node::Kind::scalar && d->scalar == "all") {
+        // all devices: the empty list
+      } else if (d->kind == Node::Kind::scalar) {
+        if (auto v = c_.integer(*d, path + ".devices", 0, 255, {"all"}, &kw)) b.devices.push_back(*v);
+      } else if (c_.is_list(*d, path + ".devices", "[0, 1]")) {
+        for (size_t j = 0; j < d->items.size(); ++j)
+          if (auto v = c_.integer(d->items[j], idx(path + ".devices", j), 0, 255)) b.devices.push_back(*v);
+      }
+    }
+    if (m)
+      params(*m, &e, path, {"plugin", "devices"}, b.params);
+    out.push_back(std::move(b));
+  }
+
+  std::optional<MemoryAmount> amount(const Node& n, const std::string& path) {
+    if (n.kind == Node::Kind::scalar) {
+      const std::string& s = n.scalar;
+      if (!s.empty() && s.back() == '%') {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() + s.size() - 1 && std::isfinite(v) && v >= 0 && v < 100) return MemoryAmount{v / 100, 0};
+      } else if (auto b = parse_size(s)) {
+        return MemoryAmount{0, *b};
+      }
+    }
+    c_.error(n.loc, "'" + path + "' must be a percentage below 100% like '10%' or a size like '2GiB', got " +
+                        n.describe());
+    return std::nullopt;
+  }
+
+  LayerCount layers(const Node& n, const std::string& path, const std::vector<std::string>& keywords) {
+    std::string kw;
+    LayerCount lc{LayerCount::Mode::count, 0};
+    if (auto v = c_.integer(n, path, 0, 100000, keywords, &kw)) {
+      if (kw == "all") lc.mode = LayerCount::Mode::all;
+      else if (kw == "auto") lc.mode = LayerCount::Mode::automatic;
+      else lc.n = *v;
+    }
+    return lc;
+  }
+
+  void placement(const Node& n, PlacementConfig& p) {
+    if (n.kind == Node::Kind::null) return;
+    if (!c_.is_map(n, "placement", "{ gpu_layers: all }")) return;
+    c_.check_keys(n, "placement", kPlacement);
+    if (const Node* v = n.get("gpu_layers")) p.gpu_layers = layers(*v, "placement.gpu_layers", {"all", "auto"});
+    if (const Node* v = n.get("cpu_moe")) p.cpu_moe = layers(*v, "placement.cpu_moe", {"all"});
+    if (const Node* v = n.get("headroom"))
+      if (auto a = amount(*v, "placement.headroom")) p.headroom = *a;
+    if (const Node* v = n.get("min_headroom"))
+      if (auto a = amount(*v, "placement.min_headroom")) p.min_headroom = *a;
+    if (const Node* v = n.get("overrides")) {
+      if (!c_.is_list(*v, "placement.overrides", "[\"blk\\\\.[0-9]+\\\\.ffn_.*_exps=cpu\"]")) return;
+      for (size_t i = 0; i < v->items.size(); ++i) override_rule(v->items[i], idx("placement.overrides", i), p);
+    }
+  }
+
+  void override_rule(const Node& n, const std::string& path, PlacementConfig& p) {
+    auto s = c_.string(n, path);
+    if (!s) return;
+    const size_t eq = s->rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s->size()) {
+      c_.error(n.loc, "'" + path + "' must be 'REGEX=DEVICE' (e.g. 'blk\\.1[0-9]\\.ffn_.*_exps=cpu'), got '" + *s + "'");
+      return;
+    }
+    OverrideRule r{s->substr(0, eq), s->substr(eq + 1), n.loc};
+    try {
+      std::regex re(r.pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      c_.error(n.loc, "'" + path + "': invalid regular expression '" + r.pattern + "': " + e.what());
+      return;
+    }
+    static const std::regex kDevice("^(cpu|[a-z][a-z0-9_]*[0-9]+)$");
+    if (!std::regex_match(r.device, kDevice)) {
+      c_.error(n.loc, "'" + path + "': device '" + r.device +
+                          "' must be 'cpu' or a backend device with its index, like 'cuda0' or 'vulkan1'");
+      return;
+    }
+    p.overrides.push_back(std::move(r));
+  }
+
+  void context(const Node& n, ContextConfig& c) {
+    if (n.kind == Node::Kind::null) return;
+    if (!c_.is_map(n, "context", "{ length: 8192 }")) return;
+    c_.check_keys(n, "context", kContext);
+    if (const Node* v = n.get("length"))
+      if (auto x = c_.integer(*v, "context.length", 16, 16777216)) c.length = *x;
+    if (const Node* v = n.get("kv_type"))
+      if (auto x = c_.choice(*v, "context.kv_type", kKvTypes)) c.kv_type = *x;
+    if (const Node* v = n.get("flash_attention")) {
+      if (v->kind == Node::Kind::scalar && v->scalar == "auto") {
+        c.flash_attention = "auto";
+      } else if (v->kind == Node::Kind::scalar && (v->scalar == "true" || v->scalar == "false")) {
+        c.flash_attention = v->scalar;
+      } else {
+        c_.error(v->loc, "'context.flash_attention' must be true, false or 'auto', got " + v->describe());
+      }
+    }
+    const Node* vb = n.get("batch");
+    const Node* vu = n.get("ubatch");
+    if (vb)
+      if (auto x = c_.integer(*vb, "context.batch", 1, 1 << 20)) c.batch = *x;
+    if (vu)
+      if (auto x = c_.integer(*vu, "context.ubatch", 1, 1 << 20)) c.ubatch = *x;
+    if (c.ubatch > c.batch)
+      c_.error(vu ? vu->loc : vb->loc, "'context.ubatch' (" + std::to_string(c.ubatch) +
+                                           ") must not exceed 'context.batch' (" + std::to_string(c.batch) + ")");
+    if (const Node* v = n.get("parallel"))
+      if (auto x = c_.integer(*v, "context.parallel", 1, 4096)) c.parallel = *x;
+  }
+
+  void sampling(const Node* n, const Location& root_loc, std::vector<ComponentConfig>& out) {
+    if (!n || n->kind == Node::Kind::null) {
+      // llama.cpp's everyday chain: top_k 40 -> top_p 0.95 -> min_p 0.05 -> temperature 0.8 -> dist.
+      const std::pair<const char*, double> chain[] = {
+          {"top_k", 40}, {"top_p", 0.95}, {"min_p", 0.05}, {"temperature", 0.8}, {"dist", NAN}};
+      for (const auto& [name, value] : chain) {
+        const auto* rec = reg_.find(ComponentKind::sampler, name);
+        if (!rec) continue;
+        ComponentConfig cc{name, {}, root_loc};
+        const auto& m = reg_.manifest(*rec);
+        params(m, nullptr, "sampling", {}, cc.params);
+        for (const auto& p : m.params)
+          if (p.primary && !std::isnan(value))
+            cc.params.set(p.name, p.type == ParamType::integer ? ParamValue(static_cast<int64_t>(value))
+                                                                : ParamValue(value));
+        out.push_back(std::move(cc));
+      }
+      return;
+    }
+    if (!c_.is_list(*n, "sampling", "[ { top_p: 0.95 }, { temperature: 0.7 }, dist ]")) return;
+    for (size_t i = 0; i < n->items.size(); ++i) sampler(n->items[i], idx("sampling", i), out);
+  }
+
+  void sampler(const Node& e, const std::string& path, std::vector<ComponentConfig>& out) {
+    ComponentConfig cc;
+    cc.loc = e.loc;
+    if (e.kind == Node::Kind::scalar) {
+      cc.name = e.scalar;
+      if (const auto* m = component(ComponentKind::sampler, e, path)) params(*m, nullptr, path + "." + cc.name, {}, cc.params);
+      out.push_back(std::move(cc));
+      return;
+    }
+    if (e.kind != Node::Kind::map || e.entries.size() != 1) {
+      c_.error(e.loc, "'" + path + "' must be a sampler name or a one-key mapping such as { top_p: 0.95 }, got " +
+                          (e.kind == Node::Kind::map ? std::to_string(e.entries.size()) + " keys" : e.describe()));
+      return;
+    }
+    const auto& entry = e.entries.front();
+    cc.name = entry.key;
+    Node name_node;
+    name_node.kind = Node::Kind::scalar;
+    name_node.scalar = entry.key;
+    name_node.loc = entry.key_loc;
+    const auto* m = component(ComponentKind::sampler, name_node, path);
+    if (!m) return;
+    const std::string ppath = path + "." + cc.name;
+    const Node& v = entry.value;
+    if (v.kind == Node::Kind::map || v.kind == Node::Kind::null) {
+      params(*m, v.kind == Node::Kind::map ? &v : nullptr, ppath, {}, cc.params);
+    } else {
+      const ParamSpec* primary = nullptr;
+      for (const auto& p : m->params)
+        if (p.primary) primary = &p;
+      if (!primary) {
+        c_.error(v.loc, "'" + ppath + "': sampler '" + cc.name + "' takes no shorthand value; write '" + cc.name +
+                            "' alone or give its parameters as a mapping");
+        return;
+      }
+      Node wrapped;
+      wrapped.kind = Node::Kind::map;
+      wrapped.loc = v.loc;
+      wrapped.entries.push_back({primary->name, entry.key_loc, v});
+      params(*m, &wrapped, ppath, {}, cc.params);
+    }
+    out.push_back(std::move(cc));
+  }
+
+  void server(const Node& n, ServerConfig& s) {
+    if (n.kind == Node::Kind::null) return;
+    if (!c_.is_map(n, "server", "{ port: 8080 }")) return;
+    c_.check_keys(n, "server", kServer);
+    if (const Node* v = n.get("host"))
+      if (auto x = c_.string(*v, "server.host")) s.host = *x;
+    if (const Node* v = n.get("port"))
+      if (auto x = c_.integer(*v, "server.port", 1, 65535)) s.port = *x;
+    if (const Node* v = n.get("slots"))
+      if (auto x = c_.integer(*v, "server.slots", 1, 4096)) s.slots = *x;
+    if (const Node* v = n.get("batch_queue"))
+      if (auto x = c_.boolean(*v, "server.batch_queue")) s.batch_queue = *x;
+    if (const Node* v = n.get("max_queue"))
+      if (auto x = c_.integer(*v, "server.max_queue", 0, 1000000)) s.max_queue = *x;
+    if (const Node* v = n.get("request_timeout"))
+      if (auto x = c_.integer(*v, "server.request_timeout", 1, 604800)) s.request_timeout = *x;
+    if (const Node* v = n.get("api_key"))
+      if (auto x = c_.string(*v, "server.api_key")) s.api_key = *x;
+  }
+
+  const registry::Registry& reg_;
+  Checker c_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& top_level_keys() { return kTop; }
+
+std::optional<uint64_t> parse_size(std::string_view text) {
+  std::string s(text);
+  size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  if (i == 0) return std::nullopt;
+  char* end = nullptr;
+  const std::string num = s.substr(0, i);
+  const double v = std::strtod(num.c_str(), &end);
+  if (end != num.c_str() + num.size()) return std::nullopt;
+  std::string unit = s.substr(i);
+  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+  for (auto& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  double mult = 0;
+  const std::pair<const char*, double> units[] = {
+      {"", 1}, {"b", 1}, {"k", 1024}, {"kb", 1e3}, {"kib", 1024}, {"m", 1048576}, {"mb", 1e6},
+      {"mib", 1048576}, {"g", 1073741824.0}, {"gb", 1e9}, {"gib", 1073741824.0}, {"t", 1099511627776.0},
+      {"tb", 1e12}, {"tib", 1099511627776.0}};
+  for (const auto& [u, m] : units)
+    if (unit == u) mult = m;
+  if (mult == 0) return std::nullopt;
+  const double bytes = v * mult;
+  if (!std::isfinite(bytes) || bytes >= 1.8e19) return std::nullopt;
+  return static_cast<uint64_t>(std::llround(bytes));
+}
+
+std::vector<fs::path> plugin_dirs(const Node& root, std::vector<Diagnostic>& diags) {
+  if (root.kind != Node::Kind::map) return {};
+  registry::Registry empty({});
+  Validator v(empty, diags);
+  return v.plugin_dirs_of(root);
+}
+
+Pipeline validate(const Node& root, const registry::Registry& reg, std::vector<Diagnostic>& diags) {
+  Validator v(reg, diags);
+  return v.run(root);
+}
+
+LoadResult load_pipeline(const fs::path& file, const std::vector<std::string>& overrides,
+                         const std::vector<fs::path>* fixed_search_dirs) {
+  LoadResult out;
+  Node root = load_with_extends(file, out.diagnostics);
+  if (has_errors(out.diagnostics)) return out;
+  for (const auto& o : overrides) apply_set(root, o, out.diagnostics);
+  if (has_errors(out.diagnostics)) return out;
+  std::vector<Diagnostic> scratch;  // plugin_path errors are reported by validate() below
+  const auto extra = plugin_dirs(root, scratch);
+  std::vector<registry::SearchDir> dirs;
+  if (fixed_search_dirs) {
+    for (const auto& d : *fixed_search_dirs) dirs.push_back({d, "given"});
+    for (const auto& d : extra) dirs.push_back({d, "pipeline plugin_path"});
+  } else {
+    std::vector<std::string> warnings;
+    dirs = registry::default_search_path(extra, warnings);
+    for (const auto& w : warnings) {
+      Diagnostic d;
+      d.loc.file = file.string();
+      d.message = w;
+      d.warning = true;
+      out.diagnostics.push_back(std::move(d));
+    }
+  }
+  registry::Registry reg(std::move(dirs));
+  out.pipeline = validate(root, reg, out.diagnostics);
+  out.pipeline.source = file;
+  return out;
+}
+
+LoadResult load_pipeline(const fs::path& file, const std::vector<std::string>& overrides) {
+  return load_pipeline(file, overrides, nullptr);
+}
+
+}  // namespace sy::pipeline

@@ -1,0 +1,36 @@
+// A loaded plugin library (Boost.DLL) and its descriptor.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "switchyard/plugin.hpp"
+#include "switchyard/status.hpp"
+
+namespace sy::registry {
+
+/// Owns a dlopen'ed plugin. Destroying it unloads the library, so every component it
+/// created must be gone first (OwnedComponent keeps a reference for that reason).
+class Library {
+ public:
+  /// Loads `path` (absolute, so no search path of the dynamic loader is consulted) and
+  /// reads its descriptor. Errors: the file cannot be loaded, or it exports no descriptor.
+  static Result<std::shared_ptr<Library>> open(const std::filesystem::path& path);
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  /// The descriptor the library exports.
+  [[nodiscard]] const PluginDescriptor& descriptor() const { return *descriptor_; }
+  /// The library's path.
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  Library() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  const PluginDescriptor* descriptor_ = nullptr;
+  std::filesystem::path path_;
+};
+
+}  // namespace sy::registry

@@ -1,0 +1,86 @@
+// The plugin descriptor: the one symbol a Switchyard plugin library exports.
+//
+//   const sy::PluginDescriptor* my_plugin() noexcept { static const sy::PluginDescriptor d{...}; return &d; }
+//   SWITCHYARD_PLUGIN(my_plugin)
+//
+// The build writes a JSON manifest beside the library from this same descriptor
+// (switchyard_add_plugin() in CMake), so the runtime can list and validate without loading.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/dll/alias.hpp>
+
+#include "switchyard/component.hpp"
+#include "switchyard/params.hpp"
+#include "switchyard/status.hpp"
+
+namespace sy {
+
+/// ABI of this SDK. A plugin built against another major version is refused; a newer
+/// minor version of the runtime accepts plugins of older minors.
+inline constexpr uint32_t kAbiMajor = 1;
+inline constexpr uint32_t kAbiMinor = 0;
+
+/// The C++ standard library ABI the SDK types (std::string, std::vector) depend on.
+/// Plugins and runtime must agree on it, since those types cross the boundary.
+#if defined(_LIBCPP_VERSION)
+inline constexpr const char* kAbiTag = "libc++";
+#elif defined(_GLIBCXX_USE_CXX11_ABI) && _GLIBCXX_USE_CXX11_ABI
+inline constexpr const char* kAbiTag = "libstdc++-cxx11";
+#else
+inline constexpr const char* kAbiTag = "libstdc++-legacy";
+#endif
+
+/// Creates a component from validated parameters. Must not throw; report failure in the Result.
+using ComponentFactory = Result<std::unique_ptr<Component>> (*)(const ParamMap& params) noexcept;
+
+/// One component a plugin provides.
+struct ComponentDesc {
+  ComponentKind kind = ComponentKind::sampler;
+  std::string name;                        ///< unique per kind across all plugins: "gguf", "cpu", "top_p"
+  std::string version;                     ///< the component's own version ("1.0.0")
+  int rank = 0;                            ///< preference when the runtime chooses automatically; higher wins
+  std::string summary;                     ///< one line for `switchyard plugins`
+  std::vector<std::string> cpu_features;   ///< CPU features required to run ("avx2", "avx512f")
+  std::vector<ParamSpec> params;           ///< the typed parameter schema
+  ComponentFactory factory = nullptr;
+};
+
+/// Everything a plugin library declares about itself.
+struct PluginDescriptor {
+  uint32_t abi_major = kAbiMajor;
+  uint32_t abi_minor = kAbiMinor;
+  std::string abi_tag = kAbiTag;
+  std::string name;      ///< plugin name: "samplers", "cpu"
+  std::string version;   ///< plugin version ("0.1.0")
+  std::string summary;   ///< one line
+  std::vector<ComponentDesc> components;
+};
+
+/// Signature of the exported descriptor function.
+using PluginEntryFn = const PluginDescriptor*() noexcept;
+
+/// Name of the exported alias the registry looks up.
+inline constexpr const char* kPluginSymbol = "switchyard_plugin";
+
+/// Wraps a factory body so that no exception escapes: `return sy::guard_factory([&] {...});`.
+/// An escaped exception becomes an internal error naming its what().
+template <class F>
+Result<std::unique_ptr<Component>> guard_factory(F&& make) noexcept {
+  try {
+    return make();
+  } catch (const std::exception& e) {
+    return error::internal(std::string("component factory threw: ") + e.what());
+  } catch (...) {
+    return error::internal("component factory threw an unknown exception");
+  }
+}
+
+}  // namespace sy
+
+/// Exports `fn` (a `const sy::PluginDescriptor* fn() noexcept`) as the plugin's descriptor.
+#define SWITCHYARD_PLUGIN(fn) BOOST_DLL_ALIAS(fn, switchyard_plugin)
