@@ -27,6 +27,7 @@ function(switchyard_add_plugin target)
     COMMENT "Writing plugin manifest for ${target}"
     VERBATIM)
   if(ARG_INSTALL)
+    set_property(GLOBAL APPEND PROPERTY SWITCHYARD_INSTALLED_PLUGINS ${target})
     install(TARGETS ${target} LIBRARY DESTINATION "${SWITCHYARD_PLUGIN_SUBDIR}" COMPONENT plugins)
     install(FILES "$<TARGET_FILE:${target}>.json" DESTINATION "${SWITCHYARD_PLUGIN_SUBDIR}" COMPONENT plugins)
   endif()

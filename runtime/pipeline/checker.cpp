@@ -113,11 +113,8 @@ std::optional<int64_t> Checker::integer(const Node& n, const std::string& path, 
     }
   }
   std::string expected = "an integer";
-  if (!keywords.empty()) {
-    expected += " or ";
-    for (size_t i = 0; i < keywords.size(); ++i)
-      expected += (i ? (i + 1 == keywords.size() ? " or '" : ", '") : "'") + keywords[i] + "'";
-  }
+  for (size_t i = 0; i < keywords.size(); ++i)
+    expected += (i + 1 == keywords.size() ? " or '" : ", '") + keywords[i] + "'";
   std::string msg = "'" + path + "' must be " + expected + ", got " + n.describe();
   if (n.kind == Node::Kind::scalar && !keywords.empty())
     if (auto s = closest(n.scalar, keywords)) msg += "; did you mean '" + *s + "'?";

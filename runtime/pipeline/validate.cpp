@@ -1,6 +1,8 @@
 #include "pipeline/validate.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <regex>
 
 #include "pipeline/checker.hpp"
@@ -377,11 +379,8 @@ class Validator {
                             "' alone or give its parameters as a mapping");
         return;
       }
-      Node wrapped;
-      wrapped.kind = Node::Kind::map;
-      wrapped.loc = v.loc;
-      wrapped.entries.push_back({primary->name, entry.key_loc, v});
-      params(*m, &wrapped, ppath, {}, cc.params);
+      params(*m, nullptr, ppath, {}, cc.params);
+      if (auto val = c_.param(*primary, v, ppath)) cc.params.set(primary->name, *val);
     }
     out.push_back(std::move(cc));
   }
@@ -447,8 +446,16 @@ std::vector<fs::path> plugin_dirs(const Node& root, std::vector<Diagnostic>& dia
 }
 
 Pipeline validate(const Node& root, const registry::Registry& reg, std::vector<Diagnostic>& diags) {
+  const size_t first = diags.size();
   Validator v(reg, diags);
-  return v.run(root);
+  Pipeline p = v.run(root);
+  // Report in document order (per file), whatever order the sections were checked in.
+  std::stable_sort(diags.begin() + static_cast<std::ptrdiff_t>(first), diags.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) {
+                     return std::tie(a.loc.file, a.loc.line, a.loc.column) <
+                            std::tie(b.loc.file, b.loc.line, b.loc.column);
+                   });
+  return p;
 }
 
 LoadResult load_pipeline(const fs::path& file, const std::vector<std::string>& overrides,

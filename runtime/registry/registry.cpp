@@ -75,7 +75,10 @@ void Registry::consider(const fs::path& lib, const std::string& origin) {
     // a configured plugin directory; it costs a load and is reported.
     auto loaded = Library::open(lib);
     if (!loaded) {
-      refusals_.push_back({lib, loaded.status().message()});
+      // The refusal is printed as "file: reason"; drop the file name the loader put first.
+      std::string why = loaded.status().message();
+      if (why.rfind(lib.string() + " ", 0) == 0) why.erase(0, lib.string().size() + 1);
+      refusals_.push_back({lib, why});
       return;
     }
     rec.manifest = manifest_from_descriptor(loaded.value()->descriptor(), lib.filename().string());

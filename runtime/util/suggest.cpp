@@ -23,6 +23,17 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates) {
+  // A unique candidate that starts with the word ("flash" -> "flash_attention") wins outright.
+  if (word.size() >= 3) {
+    std::optional<std::string> only;
+    int n = 0;
+    for (const auto& c : candidates)
+      if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) {
+        only = c;
+        ++n;
+      }
+    if (n == 1) return only;
+  }
   std::optional<std::string> best;
   size_t best_d = SIZE_MAX;
   for (const auto& c : candidates) {
@@ -34,8 +45,8 @@ std::optional<std::string> closest(std::string_view word, const std::vector<std:
   }
   if (!best) return std::nullopt;
   const size_t limit = std::max<size_t>(1, std::max(word.size(), best->size()) / 3);
-  const bool prefix = word.size() >= 3 && (best->rfind(word, 0) == 0 || std::string_view(word).rfind(*best, 0) == 0);
-  if (best_d <= limit || prefix) return best;
+  // A suggestion must keep part of the word: 'x' is not a typo of 't'.
+  if (best_d <= limit && best_d < word.size()) return best;
   return std::nullopt;
 }
 
