@@ -2,7 +2,10 @@
 // until then the device reports no op support, so the scheduler never routes work here.
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -22,6 +25,23 @@ uint64_t meminfo_kib(const char* key) {
   while (in >> k >> v >> unit)
     if (k == key) return v;
   return 0;
+}
+
+// Physical cores: distinct (package, core) pairs among the online CPUs. Hyper-threads share
+// a core's execution units, so more matmul threads than cores only adds contention.
+int physical_cores() {
+  std::set<std::pair<std::string, std::string>> cores;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/devices/system/cpu", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 4 || name.compare(0, 3, "cpu") != 0 || name.find_first_not_of("0123456789", 3) != std::string::npos)
+      continue;
+    std::ifstream pkg(e.path() / "topology/physical_package_id"), core(e.path() / "topology/core_id");
+    std::string p, c;
+    if (pkg >> p && core >> c) cores.emplace(p, c);  // offline CPUs have no topology
+  }
+  if (!cores.empty()) return static_cast<int>(cores.size());
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 std::string cpu_model_name() {
@@ -76,7 +96,7 @@ Result<std::unique_ptr<Component>> make_cpu(const ParamMap& p) noexcept {
     if (auto devs = p.get_int_list("devices"))
       for (int64_t d : *devs)
         if (d != 0) return error::invalid_argument("cpu: there is one CPU device (0); device " + std::to_string(d) + " does not exist");
-    int threads = static_cast<int>(std::thread::hardware_concurrency());
+    int threads = physical_cores();  // "auto"
     if (auto t = p.get_int("threads")) threads = static_cast<int>(*t);
     if (threads < 1) threads = 1;
     return std::make_unique<CpuBackend>(threads);
