@@ -161,6 +161,46 @@ Choice Registry::choose(ComponentKind kind) const {
   return best;
 }
 
+Result<Choice> Registry::choose_format(const fs::path& path) {
+  struct Scored {
+    const ComponentRecord* rec;
+    int score;
+  };
+  std::vector<Scored> scored;
+  std::string notes;
+  for (const auto& c : components_) {
+    const auto& m = manifest(c);
+    if (m.kind != ComponentKind::format) continue;
+    if (!c.available) {
+      notes += "; skipped '" + m.name + "': " + c.unavailable_reason;
+      continue;
+    }
+    auto fmt = create_format(m.name, {});
+    if (!fmt) {
+      notes += "; skipped '" + m.name + "': " + fmt.status().message();
+      continue;
+    }
+    scored.push_back({&c, fmt.value()->probe(path)});
+  }
+  std::stable_sort(scored.begin(), scored.end(), [&](const Scored& a, const Scored& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return manifest(*a.rec).rank > manifest(*b.rec).rank;
+  });
+  std::string scores;
+  for (const auto& s : scored)
+    scores += (scores.empty() ? "" : ", ") + manifest(*s.rec).name + " " + std::to_string(s.score);
+  if (scored.empty() || scored.front().score <= 0)
+    return error::unsupported("no installed weight format can read " + path.string() +
+                              (scores.empty() ? " (no format plugins are installed)" : " (probe scores: " + scores + ")") +
+                              notes);
+  Choice c;
+  c.component = scored.front().rec;
+  const auto& m = manifest(*c.component);
+  c.explanation = "chose format '" + m.name + "' for " + path.filename().string() + " (probe scores: " + scores +
+                  (scored.size() > 1 && scored[0].score == scored[1].score ? "; tie broken by rank" : "") + ")" + notes;
+  return c;
+}
+
 bool Registry::is_loaded(size_t pi) const {
   std::lock_guard lock(load_mutex_);
   return pi < loaded_.size() && loaded_[pi] != nullptr;

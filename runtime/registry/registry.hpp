@@ -83,6 +83,11 @@ class Registry {
   /// alternatives and why they lost.
   [[nodiscard]] Choice choose(ComponentKind kind) const;
 
+  /// The best weight format for a file: every available format component is created and
+  /// asked to probe(path); the highest score wins, then the higher rank. The explanation
+  /// lists every score. Loads format plugins (never a GPU runtime).
+  Result<Choice> choose_format(const std::filesystem::path& path);
+
   /// Loads plugin i (if not yet) and checks its descriptor against its manifest.
   Status load(size_t plugin_index);
   /// True when plugin i has been loaded.

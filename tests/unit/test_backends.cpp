@@ -40,7 +40,7 @@ void round_trip(Device& dev) {
 
 }  // namespace
 
-TEST_CASE("cpu backend: one device with the machine's memory; buffers round-trip", "[backends]") {
+TEST_CASE("cpu backend: one device with the machine's memory, buffers round-trip", "[backends]") {
   ParamMap p;
   p.set("threads", int64_t{2});
   auto be = reg().create_backend("cpu", p);

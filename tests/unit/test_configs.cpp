@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "pipeline/validate.hpp"
+#include "registry/registry.hpp"
 
 using namespace sy::pipeline;
 namespace fs = std::filesystem;
@@ -68,4 +69,17 @@ TEST_CASE("cpu-only: no GPU backend", "[configs]") {
   REQUIRE(r.ok());
   REQUIRE(r.pipeline.backends.size() == 1);
   CHECK(r.pipeline.backends[0].plugin == "cpu");
+}
+
+TEST_CASE("validating reads manifests only: no plugin library is loaded", "[configs]") {
+  std::vector<Diagnostic> diags;
+  const Node root = load_with_extends(fs::path(SY_SOURCE_DIR) / "configs" / "chat-24gb.yaml", diags);
+  const sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
+  REQUIRE(reg.plugins().size() >= 2);
+  validate(root, reg, diags);
+  CHECK_FALSE(has_errors(diags));
+  for (size_t i = 0; i < reg.plugins().size(); ++i) {
+    INFO(reg.plugins()[i].library.string());
+    CHECK_FALSE(reg.is_loaded(i));
+  }
 }

@@ -197,7 +197,7 @@ TEST_CASE("extends: a missing base file and a cycle are errors", "[pipeline]") {
   CHECK(e->message == "'extends' forms a cycle: a.yaml -> b.yaml -> a.yaml");
 }
 
-TEST_CASE("--set errors name the override", "[pipeline]") {
+TEST_CASE("set errors name the override", "[pipeline]") {
   sy::test::TempDir dir;
   sy::test::write_file(dir / "p.yaml", "model: m.gguf\n");
   auto r = load(dir / "p.yaml", {"context.length=abc"});

@@ -35,7 +35,7 @@ TEST_CASE("extends merges maps key by key and replaces lists", "[pipeline]") {
   CHECK(p.sampling[0].name == "greedy");
 }
 
-TEST_CASE("--set overrides scalars, list items and whole lists", "[pipeline]") {
+TEST_CASE("set overrides scalars, list items and whole lists", "[pipeline]") {
   sy::test::TempDir dir;
   sy::test::write_file(dir / "p.yaml",
                        "model: m.gguf\n"

@@ -66,7 +66,7 @@ TEST_CASE("the ABI check also applies without a manifest (descriptor read by loa
   CHECK(r->reason.find("built for plugin ABI") != std::string::npos);
 }
 
-TEST_CASE("a second component with the same kind and name is refused; the plugin's others stay", "[registry]") {
+TEST_CASE("a second component with the same kind and name is refused, the plugin's others stay", "[registry]") {
   // Within a directory, libraries are taken in file-name order: libsytest-duplicate.so
   // comes first, so the clash is reported against libsytest-good.so.
   sy::test::TempDir dir;
@@ -95,7 +95,7 @@ TEST_CASE("earlier search directories win a clash", "[registry]") {
   REQUIRE(refusal_for(reg, "libsytest-duplicate.so") != nullptr);
 }
 
-TEST_CASE("listing reads manifests only; a library loads when a component is first created", "[registry]") {
+TEST_CASE("listing reads manifests only, a library loads when a component is first created", "[registry]") {
   sy::test::TempDir dir;
   sy::test::copy_plugin(test_lib("good"), dir.path());
   Registry reg = registry_of(dir);
@@ -193,4 +193,25 @@ TEST_CASE("created objects keep their library loaded after the registry is gone"
   sy::CandidateList c;
   REQUIRE(s->apply(c, {}).is_ok());  // the code is still mapped
   CHECK(c.selected == 7);
+}
+
+TEST_CASE("the best reader for a file: probe score first, then rank, with the reason", "[registry]") {
+  sy::test::TempDir dir;
+  sy::test::copy_plugin(test_lib("formats"), dir.path());
+  Registry reg = registry_of(dir);
+  auto c = reg.choose_format("/models/x.tmagic");
+  REQUIRE(c.has_value());
+  CHECK(reg.manifest(*c->component).name == "test_magic");
+  CHECK(c->explanation == "chose format 'test_magic' for x.tmagic (probe scores: test_magic 100, test_guess 50)");
+  c = reg.choose_format("/models/x.tother");
+  REQUIRE(c.has_value());
+  CHECK(reg.manifest(*c->component).name == "test_guess");
+  c = reg.choose_format("/models/x.ttie");
+  REQUIRE(c.has_value());
+  CHECK(c->explanation ==
+        "chose format 'test_magic' for x.ttie (probe scores: test_magic 60, test_guess 60; tie broken by rank)");
+  const auto none = reg.choose_format("/models/x.bin");
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.status().message() ==
+        "no installed weight format can read /models/x.bin (probe scores: test_magic 0, test_guess 0)");
 }

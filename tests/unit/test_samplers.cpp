@@ -74,7 +74,7 @@ TEST_CASE("min_p drops tokens below p times the best probability", "[samplers]")
   CHECK(ids(c) == std::vector<int32_t>{2, 1, 0});
 }
 
-TEST_CASE("temperature divides logits; zero means greedy", "[samplers]") {
+TEST_CASE("temperature divides logits, zero means greedy", "[samplers]") {
   ParamMap p;
   p.set("t", 2.0);
   auto c = sample_list();
@@ -102,7 +102,7 @@ TEST_CASE("repetition_penalty divides positive and multiplies negative logits of
   CHECK(c.items[3].logit == Approx(-2.0));
 }
 
-TEST_CASE("dist: the same seed gives the same tokens; frequencies follow softmax", "[samplers]") {
+TEST_CASE("dist: the same seed gives the same tokens, frequencies follow softmax", "[samplers]") {
   ParamMap p;
   p.set("seed", int64_t{1234});
   auto a = make("dist", p);
