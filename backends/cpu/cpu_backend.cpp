@@ -93,9 +93,7 @@ class CpuBackend final : public Backend {
 
 Result<std::unique_ptr<Component>> make_cpu(const ParamMap& p) noexcept {
   return guard_factory([&]() -> Result<std::unique_ptr<Component>> {
-    if (auto devs = p.get_int_list("devices"))
-      for (int64_t d : *devs)
-        if (d != 0) return error::invalid_argument("cpu: there is one CPU device (0); device " + std::to_string(d) + " does not exist");
+    if (auto chosen = select_devices(p, 1, "cpu"); !chosen) return chosen.status();
     int threads = physical_cores();  // "auto"
     if (auto t = p.get_int("threads")) threads = static_cast<int>(*t);
     if (threads < 1) threads = 1;

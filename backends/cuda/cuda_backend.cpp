@@ -106,17 +106,10 @@ Result<std::unique_ptr<Component>> make_cuda(const ParamMap& p) noexcept {
     if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0)
       return error::unavailable("cuda: no usable CUDA device (" + (e == cudaSuccess ? std::string("none found") : why(e)) +
                                 "); use the cpu or vulkan backend on this machine");
-    std::vector<int64_t> wanted;
-    if (auto d = p.get_int_list("devices")) wanted = *d;
-    if (wanted.empty())
-      for (int i = 0; i < count; ++i) wanted.push_back(i);
+    auto chosen = select_devices(p, static_cast<size_t>(count), "cuda");
+    if (!chosen) return chosen.status();
     std::vector<CudaDevice> devs;
-    for (int64_t w : wanted) {
-      if (w < 0 || w >= count)
-        return error::invalid_argument("cuda: device " + std::to_string(w) + " does not exist (this machine has " +
-                                       std::to_string(count) + ")");
-      devs.emplace_back(static_cast<int>(w), static_cast<size_t>(w));
-    }
+    for (size_t i : chosen.value()) devs.emplace_back(static_cast<int>(i), i);
     return std::make_unique<CudaBackend>(std::move(devs));
   });
 }

@@ -152,16 +152,11 @@ Result<std::unique_ptr<Component>> make_vulkan(const ParamMap& p) noexcept {
     std::vector<VkPhysicalDevice> pds(n);
     vkEnumeratePhysicalDevices(inst->handle, &n, pds.data());
     if (n == 0) return error::unavailable("vulkan: the Vulkan driver reports no devices");
-    std::vector<int64_t> wanted;
-    if (auto d = p.get_int_list("devices")) wanted = *d;
-    if (wanted.empty())
-      for (uint32_t i = 0; i < n; ++i) wanted.push_back(i);
+    auto chosen = select_devices(p, n, "vulkan");
+    if (!chosen) return chosen.status();
     std::vector<std::unique_ptr<VulkanDevice>> devs;
-    for (int64_t w : wanted) {
-      if (w < 0 || w >= static_cast<int64_t>(n))
-        return error::invalid_argument("vulkan: device " + std::to_string(w) + " does not exist (this machine has " +
-                                       std::to_string(n) + ")");
-      auto ctx = Context::create(inst, pds[static_cast<size_t>(w)], static_cast<size_t>(w));
+    for (size_t i : chosen.value()) {
+      auto ctx = Context::create(inst, pds[i], i);
       if (!ctx) return ctx.status();
       devs.push_back(std::make_unique<VulkanDevice>(std::move(ctx.value())));
     }

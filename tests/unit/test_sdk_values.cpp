@@ -1,6 +1,7 @@
 // Status/Result, typed metadata and parameter maps.
 #include <catch2/catch.hpp>
 
+#include "switchyard/backend.hpp"
 #include "switchyard/metadata.hpp"
 #include "switchyard/params.hpp"
 #include "switchyard/status.hpp"
@@ -57,4 +58,14 @@ TEST_CASE("parameter maps are typed", "[sdk]") {
   CHECK(p.get_int_list("devices") == std::vector<int64_t>{0, 1});
   CHECK(sy::param_value_to_string(sy::ParamValue(std::vector<int64_t>{0, 1})) == "[0, 1]");
   CHECK(sy::param_type_from_name("integer list") == sy::ParamType::integer_list);
+}
+
+TEST_CASE("select_devices: all by default, the listed ones in order, a clear error otherwise", "[sdk]") {
+  sy::ParamMap p;
+  CHECK(sy::select_devices(p, 3, "x").value() == std::vector<size_t>{0, 1, 2});
+  p.set("devices", std::vector<int64_t>{2, 0});
+  CHECK(sy::select_devices(p, 3, "x").value() == std::vector<size_t>{2, 0});
+  p.set("devices", std::vector<int64_t>{3});
+  CHECK(sy::select_devices(p, 3, "vulkan").status().message() == "vulkan: device 3 does not exist (this machine has 3)");
+  CHECK(sy::select_devices(p, 0, "cuda").status().message() == "cuda: device 3 does not exist (this machine has 0)");
 }

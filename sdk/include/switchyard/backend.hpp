@@ -6,6 +6,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "switchyard/component.hpp"
 #include "switchyard/ops.hpp"
@@ -66,6 +68,13 @@ class Device {
  protected:
   Device() = default;
 };
+
+class ParamMap;
+
+/// The devices a backend should drive: the pipeline's `devices` list (handed to the
+/// factory as the integer-list parameter "devices"), or every device when it is absent or
+/// empty. An index outside [0, available) is an error naming `backend` and the count.
+Result<std::vector<size_t>> select_devices(const ParamMap& params, size_t available, std::string_view backend);
 
 /// A compute-backend component (cpu, vulkan, cuda).
 class Backend : public Component {
