@@ -12,10 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-json params_json(const registry::ComponentManifest& c) {
-  return registry::manifest_to_json({"", 0, 0, "", "", "", "", {c}})["components"][0]["params"];
-}
-
 int run_plugins(bool as_json, bool check) {
   std::vector<std::string> warnings;
   auto dirs = registry::default_search_path({}, warnings);
@@ -44,9 +40,8 @@ int run_plugins(bool as_json, bool check) {
       for (const auto& c : reg.components()) {
         if (c.plugin != i) continue;
         const auto& m = reg.manifest(c);
-        json cj{{"kind", std::string(component_kind_name(m.kind))}, {"name", m.name}, {"version", m.version},
-                {"rank", m.rank}, {"summary", m.summary}, {"available", c.available},
-                {"cpu_features", m.cpu_features}, {"params", params_json(m)}};
+        json cj = registry::component_to_json(m);
+        cj["available"] = c.available;
         if (!c.available) cj["unavailable_reason"] = c.unavailable_reason;
         comps.push_back(cj);
       }

@@ -122,19 +122,21 @@ Manifest manifest_from_descriptor(const PluginDescriptor& d, const std::string& 
   return m;
 }
 
+nlohmann::json component_to_json(const ComponentManifest& c) {
+  json params = json::array();
+  for (const auto& p : c.params) params.push_back(param_to_json(p));
+  return {{"kind", std::string(component_kind_name(c.kind))},
+          {"name", c.name},
+          {"version", c.version},
+          {"rank", c.rank},
+          {"summary", c.summary},
+          {"cpu_features", c.cpu_features},
+          {"params", params}};
+}
+
 nlohmann::json manifest_to_json(const Manifest& m) {
   json comps = json::array();
-  for (const auto& c : m.components) {
-    json params = json::array();
-    for (const auto& p : c.params) params.push_back(param_to_json(p));
-    comps.push_back({{"kind", std::string(component_kind_name(c.kind))},
-                     {"name", c.name},
-                     {"version", c.version},
-                     {"rank", c.rank},
-                     {"summary", c.summary},
-                     {"cpu_features", c.cpu_features},
-                     {"params", params}});
-  }
+  for (const auto& c : m.components) comps.push_back(component_to_json(c));
   return json{{"switchyard_manifest", kManifestVersion},
               {"library", m.library},
               {"plugin", {{"name", m.name}, {"version", m.version}, {"summary", m.summary}}},

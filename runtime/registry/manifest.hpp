@@ -50,6 +50,9 @@ Manifest manifest_from_descriptor(const PluginDescriptor& d, const std::string& 
 /// JSON form written to disk.
 nlohmann::json manifest_to_json(const Manifest& m);
 
+/// JSON form of one component (as it appears in the manifest's "components").
+nlohmann::json component_to_json(const ComponentManifest& c);
+
 /// Parses a manifest; errors name `source` and the offending field.
 Result<Manifest> manifest_from_json_text(const std::string& text, const std::string& source);
 
