@@ -4,6 +4,13 @@
 
 namespace sy {
 
+const char* meta_type_name(MetaType t) noexcept {
+  static const char* const names[] = {"u8",  "i8",  "u16", "i16",  "u32",    "i32",   "u64",
+                                      "i64", "f32", "f64", "bool", "string", "array"};
+  const auto i = static_cast<size_t>(t);
+  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "?";
+}
+
 void Metadata::set(std::string key, MetaValue value) { entries_.insert_or_assign(std::move(key), std::move(value)); }
 
 const MetaValue* Metadata::find(std::string_view key) const {

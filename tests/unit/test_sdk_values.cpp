@@ -29,6 +29,7 @@ TEST_CASE("metadata accessors accept any integer width and per-layer arrays", "[
   m.set("a.str", std::string("llama"));
   m.set("a.flag", true);
   sy::MetaArray per_layer;
+  per_layer.type = sy::MetaType::i32;
   for (int32_t v : {4, 8, 4}) per_layer.items.emplace_back(v);
   m.set("a.kv", per_layer);
   CHECK(m.get_int("a.u32") == 7);

@@ -11,16 +11,28 @@
 
 namespace sy {
 
+/// Kind of a metadata value, in the order of MetaValue's alternatives
+/// (so `static_cast<MetaType>(value.index())` gives it).
+enum class MetaType : uint8_t { u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, boolean, string, array };
+
 struct MetaArray;
 
 /// One metadata value. Integers keep their width so a writer can round-trip them.
 using MetaValue = std::variant<uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t,
                                float, double, bool, std::string, MetaArray>;
 
-/// An array value: homogeneous, possibly nested.
+/// Kind of a value.
+inline MetaType meta_type_of(const MetaValue& v);
+
+/// An array value: homogeneous (every item of `type`), possibly nested. The element type
+/// is kept even when the array is empty, so a writer can reproduce it.
 struct MetaArray {
+  MetaType type = MetaType::u8;
   std::vector<MetaValue> items;
 };
+
+/// "u32", "string", "array", ... for messages and `inspect`.
+const char* meta_type_name(MetaType t) noexcept;
 
 /// Key/value metadata with typed accessors that accept any integer width.
 class Metadata {
@@ -51,6 +63,8 @@ class Metadata {
  private:
   std::map<std::string, MetaValue, std::less<>> entries_;
 };
+
+inline MetaType meta_type_of(const MetaValue& v) { return static_cast<MetaType>(v.index()); }
 
 /// Integer view of a value (any width or bool), nullopt otherwise.
 std::optional<int64_t> meta_as_int(const MetaValue& v);

@@ -1,0 +1,199 @@
+// switchyard inspect MODEL [--json] [--tensors]: what a model file holds, through whichever
+// weight-format plugin reads it best.
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "registry/registry.hpp"
+
+namespace sy::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json to_json(const MetaValue& v) {
+  return std::visit(
+      [](const auto& x) -> ordered_json {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, MetaArray>) {
+          ordered_json a = ordered_json::array();
+          for (const auto& i : x.items) a.push_back(to_json(i));
+          return a;
+        } else if constexpr (std::is_same_v<X, uint8_t> || std::is_same_v<X, int8_t>) {
+          return static_cast<int>(x);
+        } else {
+          return x;
+        }
+      },
+      v);
+}
+
+std::string short_text(const MetaValue& v) {
+  if (const auto* a = std::get_if<MetaArray>(&v)) {
+    std::string s = "[";
+    for (size_t i = 0; i < a->items.size() && i < 8; ++i) s += (i ? ", " : "") + short_text(a->items[i]);
+    if (a->items.size() > 8) s += ", ... (" + std::to_string(a->items.size()) + " items)";
+    return s + "]";
+  }
+  if (const auto* s = std::get_if<std::string>(&v)) return s->size() > 60 ? "\"" + s->substr(0, 57) + "...\"" : "\"" + *s + "\"";
+  if (const auto* f = std::get_if<float>(&v)) {  // an f32 printed as a double shows noise digits
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.7g", static_cast<double>(*f));
+    return buf;
+  }
+  return to_json(v).dump();
+}
+
+std::string human_bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", v, units[u]);
+  return buf;
+}
+
+std::string human_count(uint64_t n) {
+  char buf[32];
+  if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.2fB", static_cast<double>(n) / 1e9);
+  else if (n >= 1000000ull) std::snprintf(buf, sizeof buf, "%.2fM", static_cast<double>(n) / 1e6);
+  else if (n >= 1000ull) std::snprintf(buf, sizeof buf, "%.1fK", static_cast<double>(n) / 1e3);
+  else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+struct Args {
+  std::string model;
+  bool json = false;
+  bool tensors = false;
+};
+
+int run_inspect(const Args& a) {
+  std::vector<std::string> warnings;
+  registry::Registry reg(registry::default_search_path({}, warnings));
+  auto choice = reg.choose_format(a.model);
+  if (!choice) {
+    std::cerr << "switchyard: " << choice.status().message() << "\n";
+    return 1;
+  }
+  const std::string fmt_name = reg.manifest(*choice->component).name;
+  auto fmt = reg.create_format(fmt_name, {});
+  if (!fmt) {
+    std::cerr << "switchyard: " << fmt.status().message() << "\n";
+    return 1;
+  }
+  auto src = fmt.value()->open(a.model);
+  if (!src) {
+    std::cerr << "switchyard: " << src.status().message() << "\n";
+    return 1;
+  }
+  const auto& md = src.value()->metadata();
+  const auto tensors = src.value()->tensors();
+  const std::string arch = md.get_string("general.architecture").value_or("");
+
+  uint64_t params = 0, bytes = 0;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> by_type;  // name -> (tensors, bytes)
+  for (const auto& t : tensors) {
+    params += t.elements();
+    bytes += t.bytes;
+    auto& e = by_type[std::string(storage_type_name(t.type))];
+    ++e.first;
+    e.second += t.bytes;
+  }
+  std::vector<std::pair<std::string, const MetaValue*>> hparams;
+  for (const auto& [k, v] : md.entries())
+    if (!arch.empty() && k.rfind(arch + ".", 0) == 0) hparams.emplace_back(k, &v);
+  const MetaValue* tokens = md.find("tokenizer.ggml.tokens");
+  const size_t n_tokens = tokens && std::holds_alternative<MetaArray>(*tokens) ? std::get<MetaArray>(*tokens).items.size() : 0;
+  const MetaValue* merges = md.find("tokenizer.ggml.merges");
+  const size_t n_merges = merges && std::holds_alternative<MetaArray>(*merges) ? std::get<MetaArray>(*merges).items.size() : 0;
+  const bool has_template = md.contains("tokenizer.chat_template");
+  const char* special[] = {"bos_token_id", "eos_token_id", "eot_token_id", "padding_token_id", "unknown_token_id"};
+
+  if (a.json) {
+    ordered_json out;
+    out["path"] = a.model;
+    out["format"] = fmt_name;
+    out["architecture"] = arch;
+    if (auto n = md.get_string("general.name")) out["name"] = *n;
+    ordered_json hp = ordered_json::object();
+    for (const auto& [k, v] : hparams) hp[k] = to_json(*v);
+    out["hyperparameters"] = hp;
+    ordered_json tok = ordered_json::object();
+    if (auto m = md.get_string("tokenizer.ggml.model")) tok["model"] = *m;
+    if (auto p = md.get_string("tokenizer.ggml.pre")) tok["pre"] = *p;
+    tok["tokens"] = n_tokens;
+    tok["merges"] = n_merges;
+    for (const char* s : special)
+      if (auto id = md.get_int(std::string("tokenizer.ggml.") + s)) tok[s] = *id;
+    out["tokenizer"] = tok;
+    out["chat_template"] = has_template;
+    out["tensor_count"] = tensors.size();
+    out["parameter_count"] = params;
+    out["bytes"] = bytes;
+    ordered_json bt = ordered_json::object();
+    for (const auto& [name, e] : by_type) bt[name] = {{"tensors", e.first}, {"bytes", e.second}};
+    out["bytes_by_type"] = bt;
+    if (a.tensors) {
+      ordered_json list = ordered_json::array();
+      for (const auto& t : tensors)
+        list.push_back({{"name", t.name}, {"type", std::string(storage_type_name(t.type))}, {"shape", t.shape},
+                        {"bytes", t.bytes}});
+      out["tensors"] = list;
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+
+  std::cout << "model:          " << a.model << " (" << fmt_name << ")\n";
+  std::cout << "architecture:   " << (arch.empty() ? "(not stated)" : arch) << "\n";
+  if (auto n = md.get_string("general.name")) std::cout << "name:           " << *n << "\n";
+  std::cout << "parameters:     " << human_count(params) << "\n";
+  std::cout << "tensors:        " << tensors.size() << ", " << human_bytes(bytes) << "\n";
+  for (const auto& [name, e] : by_type)
+    std::printf("  %-8s %6llu tensors  %s\n", name.c_str(), static_cast<unsigned long long>(e.first),
+                human_bytes(e.second).c_str());
+  std::cout << std::flush;
+  std::cout << "hyper-parameters:\n";
+  for (const auto& [k, v] : hparams) std::cout << "  " << k << " = " << short_text(*v) << "\n";
+  std::cout << "tokenizer:      " << md.get_string("tokenizer.ggml.model").value_or("(none)");
+  if (auto p = md.get_string("tokenizer.ggml.pre")) std::cout << " (pre: " << *p << ")";
+  std::cout << ", " << n_tokens << " tokens";
+  if (n_merges) std::cout << ", " << n_merges << " merges";
+  for (const char* s : special)
+    if (auto id = md.get_int(std::string("tokenizer.ggml.") + s)) std::cout << ", " << s << " " << *id;
+  std::cout << "\nchat template:  " << (has_template ? "present" : "absent") << "\n";
+  if (a.tensors) {
+    std::cout << "\n";
+    for (const auto& t : tensors)
+      std::printf("  %-48s %-8s %-24s %s\n", t.name.c_str(), std::string(storage_type_name(t.type)).c_str(),
+                  shape_text(t.shape).c_str(), human_bytes(t.bytes).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app, Dispatch& d) {
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("inspect", "Show a model's architecture, hyper-parameters, tokenizer and tensors");
+  cmd->add_option("model", args->model, "Model file (any shard of a split model works)")->required();
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->add_flag("--tensors", args->tensors, "List every tensor (name, type, shape, bytes)");
+  cmd->callback([&d, args] { d.run = [args] { return run_inspect(*args); }; });
+}
+
+}  // namespace sy::cli
