@@ -82,6 +82,11 @@ struct Args {
 };
 
 int run_inspect(const Args& a) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(a.model, ec)) {
+    std::cerr << "switchyard: model file " << a.model << " does not exist or is not a file\n";
+    return 1;
+  }
   std::vector<std::string> warnings;
   registry::Registry reg(registry::default_search_path({}, warnings));
   auto choice = reg.choose_format(a.model);

@@ -6,6 +6,7 @@
 
 #include "gguf_bytes.hpp"
 #include "model.hpp"
+#include "registry/registry.hpp"
 #include "support.hpp"
 #include "writer.hpp"
 
@@ -152,6 +153,16 @@ TEST_CASE("split models: any shard opens all of them", "[gguf]") {
       const auto v = m.value()->view(i).value();
       CHECK(std::equal(v.begin(), v.end(), data[i].begin(), data[i].end()));
     }
+  }
+
+  // The same through the plugin, as `inspect` and the engine open models.
+  {
+    sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
+    auto fmt = reg.create_format("gguf", {});
+    REQUIRE(fmt.has_value());
+    auto src = fmt.value()->open(dir / "model-00003-of-00003.gguf");
+    REQUIRE(src.has_value());
+    CHECK(src.value()->tensors().size() == 6);
   }
 
   // A short shard names itself.
