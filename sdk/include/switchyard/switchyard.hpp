@@ -9,6 +9,7 @@
 #include "switchyard/ops.hpp"
 #include "switchyard/params.hpp"
 #include "switchyard/plugin.hpp"
+#include "switchyard/quant.hpp"
 #include "switchyard/sampler.hpp"
 #include "switchyard/status.hpp"
 #include "switchyard/storage.hpp"
