@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "registry/registry.hpp"
+#include "switchyard/quant.hpp"
 
 namespace sy::cli {
 namespace {
@@ -79,7 +80,57 @@ struct Args {
   std::string model;
   bool json = false;
   bool tensors = false;
+  std::string dump;
+  std::string out;
 };
+
+// Writes one tensor dequantized to raw little-endian f32 in the file's element order
+// (GGUF dimension order, innermost first), row by row so memory stays small.
+int dump_tensor(const ModelSource& src, const std::string& name, const std::string& out_path) {
+  const auto tensors = src.tensors();
+  size_t idx = tensors.size();
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == name) idx = i;
+  if (idx == tensors.size()) {
+    std::cerr << "switchyard: the model has no tensor named '" << name << "' (see inspect --tensors)\n";
+    return 1;
+  }
+  const auto& t = tensors[idx];
+  if (!can_dequantize(t.type)) {
+    std::cerr << "switchyard: tensor '" << name << "' has storage type " << storage_type_name(t.type)
+              << ", which has no reference dequantizer yet\n";
+    return 1;
+  }
+  auto view = src.view(idx);
+  if (!view) {
+    std::cerr << "switchyard: " << view.status().message() << "\n";
+    return 1;
+  }
+  const int64_t row = t.shape.empty() ? 1 : t.shape[0];
+  const uint64_t rows = row == 0 ? 0 : t.elements() / static_cast<uint64_t>(row);
+  const uint64_t row_bytes = *storage_row_bytes(t.type, static_cast<uint64_t>(row));
+  const std::string tmp = out_path + ".partial";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) {
+    std::cerr << "switchyard: cannot write " << tmp << "\n";
+    return 1;
+  }
+  std::vector<float> buf(static_cast<size_t>(row));
+  bool ok = true;
+  for (uint64_t r = 0; r < rows && ok; ++r) {
+    ok = dequantize_row(t.type, view.value().data() + r * row_bytes, buf.data(), row).is_ok() &&
+         std::fwrite(buf.data(), 4, buf.size(), f) == buf.size();
+  }
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), out_path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    std::cerr << "switchyard: writing " << out_path << " failed\n";
+    return 1;
+  }
+  std::cerr << "wrote " << t.elements() << " f32 values of '" << name << "' (" << storage_type_name(t.type) << ", shape "
+            << shape_text(t.shape) << ") to " << out_path << "\n";
+  return 0;
+}
 
 int run_inspect(const Args& a) {
   std::error_code ec;
@@ -105,6 +156,7 @@ int run_inspect(const Args& a) {
     std::cerr << "switchyard: " << src.status().message() << "\n";
     return 1;
   }
+  if (!a.dump.empty()) return dump_tensor(*src.value(), a.dump, a.out);
   const auto& md = src.value()->metadata();
   const auto tensors = src.value()->tensors();
   const std::string arch = md.get_string("general.architecture").value_or("");
@@ -198,6 +250,9 @@ void add_inspect_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("model", args->model, "Model file (any shard of a split model works)")->required();
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->add_flag("--tensors", args->tensors, "List every tensor (name, type, shape, bytes)");
+  auto* dump = cmd->add_option("--dump", args->dump, "Write this tensor dequantized to raw little-endian f32 (see --out)");
+  cmd->add_option("--out", args->out, "Output file for --dump")->needs(dump);
+  dump->needs(cmd->get_option("--out"));
   cmd->callback([&d, args] { d.run = [args] { return run_inspect(*args); }; });
 }
 

@@ -31,6 +31,18 @@ out="$("$exe" inspect "$shared/fixtures/llama-e256-q4_k_m.gguf")"
 expect "mixed quant types listed" "Q4_K +13 tensors" "$out"
 expect "mixed quant types listed (Q6_K)" "Q6_K +3 tensors" "$out"
 
+# --dump writes the dequantized tensor; it must equal gguf-py's values byte for byte.
+for t in Q6_K IQ4_XS Q5_1; do
+  if "$exe" inspect "$shared/fixtures/quants/$t.gguf" --dump blk.0.ffn_down.weight --out "$tmp/$t.f32" 2> /dev/null &&
+     cmp -s "$tmp/$t.f32" "$shared/fixtures/quants/$t.blk.0.ffn_down.weight.f32"; then
+    echo "ok   [dump $t matches the reference]"
+  else
+    echo "FAIL [dump $t]"; failures=$((failures + 1))
+  fi
+done
+err="$("$exe" inspect "$shared/models/stories260K.gguf" --dump nope --out "$tmp/x" 2>&1)"
+expect "dump of an unknown tensor" "has no tensor named 'nope'" "$err"
+
 # A damaged file: a clear error and exit 1, no crash.
 head -c 5000 "$shared/models/stories260K.gguf" > "$tmp/cut.gguf"
 err="$("$exe" inspect "$tmp/cut.gguf" 2>&1)"; rc=$?
