@@ -26,4 +26,12 @@ bool can_dequantize(StorageType type) noexcept;
 /// the type's block size. Errors: unsupported type, bad n.
 Status dequantize_row(StorageType type, const void* src, float* dst, int64_t n) noexcept;
 
+/// True when quantize_row() supports `type`.
+bool can_quantize(StorageType type) noexcept;
+
+/// Converts `n` floats into `type` at `dst` (storage_row_bytes(type, n) bytes). `n` must
+/// be a multiple of the block size. Quantizers minimise the squared error of each block:
+/// never worse than llama.cpp's reference recipe, which is always one of the candidates.
+Status quantize_row(StorageType type, const float* src, void* dst, int64_t n) noexcept;
+
 }  // namespace sy
