@@ -9,7 +9,9 @@
 #include <string>
 #include <thread>
 
+#include "dot.hpp"
 #include "host_buffer.hpp"
+#include "thread_pool.hpp"
 #include "switchyard/cpu.hpp"
 #include "switchyard/backend.hpp"
 #include "switchyard/plugin.hpp"
@@ -57,11 +59,13 @@ std::string cpu_model_name() {
 
 class CpuDevice final : public Device {
  public:
-  explicit CpuDevice(int threads) : threads_(threads), description_(cpu_model_name()) {}
+  explicit CpuDevice(int threads)
+      : threads_(threads), isa_(detect_isa()), pool_(threads), description_(cpu_model_name()) {}
   DeviceInfo info() const noexcept override {
     DeviceInfo d;
     d.name = "cpu";
-    d.description = description_ + " (" + std::to_string(threads_) + " threads)";
+    d.description = description_ + " (" + std::to_string(threads_) + " threads, " + std::string(isa_name(isa_)) +
+                    " kernels)";
     d.kind = DeviceKind::cpu;
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long page = sysconf(_SC_PAGE_SIZE);
@@ -71,13 +75,19 @@ class CpuDevice final : public Device {
     return d;
   }
   Result<std::unique_ptr<Buffer>> allocate(size_t bytes) noexcept override { return HostBuffer::create(bytes); }
-  bool supports(OpKind, StorageType) const noexcept override { return false; }
+  // Matmul runs for every weight type with a dot kernel; the other ops join with the
+  // engine's graph execution.
+  bool supports(OpKind op, StorageType type) const noexcept override {
+    return op == OpKind::matmul && dot_kernel(type, isa_).dot != nullptr;
+  }
   Status execute(const SubGraph&) noexcept override {
-    return error::unsupported("cpu: graph execution is not implemented yet");
+    return error::unsupported("cpu: graph execution arrives with the engine");
   }
 
  private:
   int threads_;
+  Isa isa_;
+  ThreadPool pool_;
   std::string description_;
 };
 

@@ -1,0 +1,43 @@
+// Dot products of one weight row with one activation row, per weight storage type. Each
+// weight type pairs with an activation type (its "dot type"): Q8_0 for the 32-element
+// quants, Q8_K for the K-quants and IQ4_XS, F32 for float weights. Kernels exist per ISA;
+// the scalar ones are the reference the others are tested against.
+#pragma once
+
+#include <cstdint>
+
+#include "isa.hpp"
+#include "switchyard/storage.hpp"
+
+namespace sy::cpu {
+
+/// n elements (a multiple of the weight type's block size) of weight row w against the
+/// activation row a, already converted to the dot type.
+using DotFn = float (*)(int64_t n, const void* w, const void* a);
+/// Converts n floats into the dot type.
+using ActQuantFn = void (*)(int64_t n, const float* x, void* out);
+
+struct DotKernel {
+  StorageType act_type = StorageType::F32;  ///< the activation ("dot") type
+  DotFn dot = nullptr;                       ///< nullptr: weight type not supported
+  ActQuantFn quantize_act = nullptr;         ///< converts f32 activations to act_type
+  Isa isa = Isa::scalar;                     ///< the ISA this kernel actually uses
+};
+
+/// The kernel for a weight type on an ISA; falls back to a lower ISA's kernel where the
+/// requested one has no specialised version (isa says which was used).
+DotKernel dot_kernel(StorageType weight, Isa isa);
+
+/// Plain activation conversions (shared by every ISA's kernels).
+void act_f32(int64_t n, const float* x, void* out);
+void act_q8_0(int64_t n, const float* x, void* out);
+void act_q8_k(int64_t n, const float* x, void* out);
+
+/// The scalar reference kernels (for tests and as the fallback).
+DotKernel dot_kernel_scalar(StorageType weight);
+#if defined(__x86_64__)
+DotKernel dot_kernel_avx2(StorageType weight);
+DotKernel dot_kernel_avx512(StorageType weight);
+#endif
+
+}  // namespace sy::cpu

@@ -1,0 +1,194 @@
+// AVX2 + FMA + F16C dot products. Built with those flags only; called only when the CPU
+// has them. Types without a specialised kernel here fall back to the scalar ones.
+#include <cstring>
+
+#include "dot.hpp"
+#include "simd_avx2.hpp"
+
+namespace sy::cpu {
+namespace {
+
+using namespace avx2;
+using u8 = uint8_t;
+
+float dot_f32(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const float*>(w);
+  const auto* y = static_cast<const float*>(a);
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(y + i + 8), s1);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(y + i + 16), s2);
+    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(y + i + 24), s3);
+  }
+  for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), s0);
+  float s = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+  for (; i < n; ++i) s += x[i] * y[i];
+  return s;
+}
+
+float dot_f16(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const uint16_t*>(w);
+  const auto* y = static_cast<const float*>(a);
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+    const __m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + 8)));
+    s0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(y + i), s0);
+    s1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(y + i + 8), s1);
+  }
+  float s = hsum(_mm256_add_ps(s0, s1));
+  for (; i < n; ++i) s += _cvtsh_ss(x[i]) * y[i];
+  return s;
+}
+
+float dot_bf16(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const uint16_t*>(w);
+  const auto* y = static_cast<const float*>(a);
+  __m256 s0 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i wi = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+    s0 = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(wi, 16)), _mm256_loadu_ps(y + i), s0);
+  }
+  float s = hsum(s0);
+  for (; i < n; ++i) {
+    const uint32_t v = static_cast<uint32_t>(x[i]) << 16;
+    float f;
+    std::memcpy(&f, &v, 4);
+    s += f * y[i];
+  }
+  return s;
+}
+
+float dot_q8_0(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n / 32; ++i, wb += 34, ab += 34) {
+    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2));
+    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
+    const __m256 d = _mm256_set1_ps(f16(wb) * f16(ab));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(qx, qy)), acc);
+  }
+  return hsum(acc);
+}
+
+float dot_q4_0(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  const __m256i off = _mm256_set1_epi8(8);
+  for (int64_t i = 0; i < n / 32; ++i, wb += 18, ab += 34) {
+    const __m256i qx = _mm256_sub_epi8(nibbles(wb + 2), off);
+    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
+    const __m256 d = _mm256_set1_ps(f16(wb) * f16(ab));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(qx, qy)), acc);
+  }
+  return hsum(acc);
+}
+
+void scale_min_k4(int j, const u8* s, int& sc, int& m) {
+  if (j < 4) {
+    sc = s[j] & 63;
+    m = s[j + 4] & 63;
+  } else {
+    sc = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
+    m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
+float dot_q4_k(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  float minus = 0;
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
+    float da;
+    std::memcpy(&da, ab, 4);
+    const auto* q8 = ab + 4;
+    int sc[8], mn[8];
+    for (int j = 0; j < 8; ++j) scale_min_k4(j, wb + 4, sc[j], mn[j]);
+    int msum = 0;
+    for (int j = 0; j < 8; ++j) {
+      int16_t b0, b1;
+      std::memcpy(&b0, ab + 260 + 4 * j, 2);
+      std::memcpy(&b1, ab + 262 + 4 * j, 2);
+      msum += mn[j] * (b0 + b1);
+    }
+    minus += f16(wb + 2) * da * static_cast<float>(msum);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int j = 0; j < 4; ++j) {
+      const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * j));
+      const __m256i lo = _mm256_and_si256(q4, m4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4);
+      const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
+      const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
+      const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(static_cast<int16_t>(sc[2 * j])));
+      const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16(static_cast<int16_t>(sc[2 * j + 1])));
+      sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * da), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return hsum(acc) - minus;
+}
+
+float dot_q6_k(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m2 = _mm256_set1_epi8(0x03);
+  const __m256i k32 = _mm256_set1_epi8(32);
+  for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
+    float da;
+    std::memcpy(&da, ab, 4);
+    const auto* q8 = ab + 4;
+    const auto* sc = reinterpret_cast<const int8_t*>(wb + 192);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      const u8* ql = wb + 64 * h;
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 128 + 32 * h));
+      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+      __m256i u[4];
+      u[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
+      u[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
+      u[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
+      u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
+      for (int k = 0; k < 4; ++k) {
+        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 128 * h + 32 * k));
+        // (u - 32) . y = u . y - 32 . y, both within int16 per pair.
+        const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(u[k], y), _mm256_maddubs_epi16(k32, y));
+        const int g = 8 * h + 2 * k;  // the 16-element group of the first half of these 32
+        const __m256i s = _mm256_set_m128i(_mm_set1_epi16(sc[g + 1]), _mm_set1_epi16(sc[g]));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
+      }
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 208) * da), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return hsum(acc);
+}
+
+}  // namespace
+
+DotKernel dot_kernel_avx2(StorageType w) {
+  using T = StorageType;
+  switch (w) {
+    case T::F32: return {T::F32, dot_f32, act_f32, Isa::avx2};
+    case T::F16: return {T::F32, dot_f16, act_f32, Isa::avx2};
+    case T::BF16: return {T::F32, dot_bf16, act_f32, Isa::avx2};
+    case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx2};
+    case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx2};
+    case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx2};
+    case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx2};
+    default: return dot_kernel_scalar(w);
+  }
+}
+
+}  // namespace sy::cpu

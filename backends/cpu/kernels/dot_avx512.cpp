@@ -1,0 +1,213 @@
+// AVX-512 (F, BW, VL) dot products, two 32-element blocks or one 64-element K-quant chunk
+// per 512-bit step. Types without a kernel here use the AVX2 one.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "dot.hpp"
+
+namespace sy::cpu {
+namespace {
+
+using u8 = uint8_t;
+
+float f16(const u8* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return _cvtsh_ss(v);
+}
+
+// Signed int8 x int8 over 64 lanes -> 16 int32 sums; AVX-512 has no sign_epi8, so y is
+// negated where x is negative and x replaced by |x|.
+__m512i dot_i8(__m512i x, __m512i y) {
+  const __mmask64 neg = _mm512_movepi8_mask(x);
+  const __m512i ax = _mm512_abs_epi8(x);
+  const __m512i sy = _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y);
+  return _mm512_madd_epi16(_mm512_maddubs_epi16(ax, sy), _mm512_set1_epi16(1));
+}
+
+__m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
+__m512 join(float lo, float hi) {
+  return _mm512_castpd_ps(
+      _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(lo))), _mm256_castps_pd(_mm256_set1_ps(hi)), 1));
+}
+
+float dot_f32(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const float*>(w);
+  const auto* y = static_cast<const float*>(a);
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i), s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(y + i + 16), s1);
+  }
+  for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i), s0);
+  float s = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+  for (; i < n; ++i) s += x[i] * y[i];
+  return s;
+}
+
+float dot_f16(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const uint16_t*>(w);
+  const auto* y = static_cast<const float*>(a);
+  __m512 s0 = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    s0 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))),
+                         _mm512_loadu_ps(y + i), s0);
+  float s = _mm512_reduce_add_ps(s0);
+  for (; i < n; ++i) s += _cvtsh_ss(x[i]) * y[i];
+  return s;
+}
+
+float dot_q8_0(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m512 acc = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 2 <= n / 32; i += 2, wb += 68, ab += 68) {
+    const __m512i qx = join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2)),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 36)));
+    const __m512i qy = join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2)),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 36)));
+    acc = _mm512_fmadd_ps(join(f16(wb) * f16(ab), f16(wb + 34) * f16(ab + 34)), _mm512_cvtepi32_ps(dot_i8(qx, qy)), acc);
+  }
+  float s = _mm512_reduce_add_ps(acc);
+  if (i < n / 32) {  // an odd last block
+    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2));
+    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
+    const __m512i p = dot_i8(join(qx, _mm256_setzero_si256()), join(qy, _mm256_setzero_si256()));
+    s += f16(wb) * f16(ab) * static_cast<float>(_mm512_reduce_add_epi32(p));
+  }
+  return s;
+}
+
+__m256i nibbles(const u8* p) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i m = _mm_set1_epi8(0x0f);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+}
+
+float dot_q4_0(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m512 acc = _mm512_setzero_ps();
+  const __m512i off = _mm512_set1_epi8(8);
+  int64_t i = 0;
+  for (; i + 2 <= n / 32; i += 2, wb += 36, ab += 68) {
+    const __m512i qx = _mm512_sub_epi8(join(nibbles(wb + 2), nibbles(wb + 20)), off);
+    const __m512i qy = join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2)),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 36)));
+    acc = _mm512_fmadd_ps(join(f16(wb) * f16(ab), f16(wb + 18) * f16(ab + 34)), _mm512_cvtepi32_ps(dot_i8(qx, qy)), acc);
+  }
+  float s = _mm512_reduce_add_ps(acc);
+  if (i < n / 32) {
+    const __m256i qx = _mm256_sub_epi8(nibbles(wb + 2), _mm256_set1_epi8(8));
+    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
+    const __m512i p = dot_i8(join(qx, _mm256_setzero_si256()), join(qy, _mm256_setzero_si256()));
+    s += f16(wb) * f16(ab) * static_cast<float>(_mm512_reduce_add_epi32(p));
+  }
+  return s;
+}
+
+void scale_min_k4(int j, const u8* s, int& sc, int& m) {
+  if (j < 4) {
+    sc = s[j] & 63;
+    m = s[j + 4] & 63;
+  } else {
+    sc = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
+    m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
+__m512i scales16(int a, int b) {  // 16 x int16 of a, then 16 x int16 of b
+  return join(_mm256_set1_epi16(static_cast<int16_t>(a)), _mm256_set1_epi16(static_cast<int16_t>(b)));
+}
+
+float dot_q4_k(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m512 acc = _mm512_setzero_ps();
+  float minus = 0;
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
+    float da;
+    std::memcpy(&da, ab, 4);
+    const auto* q8 = ab + 4;
+    int sc[8], mn[8], msum = 0;
+    for (int j = 0; j < 8; ++j) {
+      scale_min_k4(j, wb + 4, sc[j], mn[j]);
+      int16_t b0, b1;
+      std::memcpy(&b0, ab + 260 + 4 * j, 2);
+      std::memcpy(&b1, ab + 262 + 4 * j, 2);
+      msum += mn[j] * (b0 + b1);
+    }
+    minus += f16(wb + 2) * da * static_cast<float>(msum);
+    __m512i sumi = _mm512_setzero_si512();
+    for (int j = 0; j < 4; ++j) {
+      const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * j));
+      const __m512i q = join(_mm256_and_si256(q4, m4), _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4));
+      const __m512i y = _mm512_loadu_si512(q8 + 64 * j);
+      sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(_mm512_maddubs_epi16(q, y), scales16(sc[2 * j], sc[2 * j + 1])));
+    }
+    acc = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb) * da), _mm512_cvtepi32_ps(sumi), acc);
+  }
+  return _mm512_reduce_add_ps(acc) - minus;
+}
+
+float dot_q6_k(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m512 acc = _mm512_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m2 = _mm256_set1_epi8(0x03);
+  const __m512i k32 = _mm512_set1_epi8(32);
+  for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
+    float da;
+    std::memcpy(&da, ab, 4);
+    const auto* q8 = ab + 4;
+    const auto* sc = reinterpret_cast<const int8_t*>(wb + 192);
+    __m512i sumi = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      const u8* ql = wb + 64 * h;
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 128 + 32 * h));
+      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+      const __m256i u0 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
+      const __m256i u1 = _mm256_or_si256(_mm256_and_si256(l1, m4),
+                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
+      const __m256i u2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
+      const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
+      const __m512i uu[2] = {join(u0, u1), join(u2, u3)};
+      for (int k = 0; k < 2; ++k) {
+        const __m512i y = _mm512_loadu_si512(q8 + 128 * h + 64 * k);
+        const __m512i p = _mm512_sub_epi16(_mm512_maddubs_epi16(uu[k], y), _mm512_maddubs_epi16(k32, y));
+        const int g = 8 * h + 4 * k;  // four 16-element groups in these 64
+        const __m512i s = join(_mm256_set_m128i(_mm_set1_epi16(sc[g + 1]), _mm_set1_epi16(sc[g])),
+                               _mm256_set_m128i(_mm_set1_epi16(sc[g + 3]), _mm_set1_epi16(sc[g + 2])));
+        sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(p, s));
+      }
+    }
+    acc = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb + 208) * da), _mm512_cvtepi32_ps(sumi), acc);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+
+}  // namespace
+
+DotKernel dot_kernel_avx512(StorageType w) {
+  using T = StorageType;
+  switch (w) {
+    case T::F32: return {T::F32, dot_f32, act_f32, Isa::avx512};
+    case T::F16: return {T::F32, dot_f16, act_f32, Isa::avx512};
+    case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx512};
+    case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx512};
+    case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx512};
+    case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx512};
+    default: return dot_kernel_avx2(w);
+  }
+}
+
+}  // namespace sy::cpu

@@ -1,0 +1,39 @@
+// Small AVX2 helpers shared by the AVX2 kernels (included only by files built with -mavx2).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace sy::cpu::avx2 {
+
+inline float hsum(__m256 x) {
+  __m128 r = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+
+/// Signed int8 x int8 over 32 lanes -> 8 int32 partial sums (maddubs needs an unsigned
+/// first operand, so the signs move to y).
+inline __m256i dot_i8(__m256i x, __m256i y) {
+  const __m256i ax = _mm256_sign_epi8(x, x);
+  const __m256i sy = _mm256_sign_epi8(y, x);
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), _mm256_set1_epi16(1));
+}
+
+inline float f16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return _cvtsh_ss(v);
+}
+
+/// 16 packed bytes -> 32 nibbles in element order (low nibbles first, then high).
+inline __m256i nibbles(const uint8_t* p) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i m = _mm_set1_epi8(0x0f);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+}
+
+}  // namespace sy::cpu::avx2

@@ -1,0 +1,98 @@
+// CPU dot kernels. Reference: dequantize both rows with the SDK's reference dequantizers
+// and sum in double. The scalar kernel must match it to float rounding; every SIMD kernel
+// this CPU can run must match the scalar kernel.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "dot.hpp"
+#include "switchyard/cpu.hpp"
+#include "switchyard/quant.hpp"
+
+using namespace sy;
+using namespace sy::cpu;
+
+namespace {
+
+const StorageType kWeightTypes[] = {StorageType::F32,  StorageType::F16,  StorageType::BF16,   StorageType::Q4_0,
+                                    StorageType::Q4_1, StorageType::Q5_0, StorageType::Q5_1,   StorageType::Q8_0,
+                                    StorageType::IQ4_NL, StorageType::Q2_K, StorageType::Q3_K, StorageType::Q4_K,
+                                    StorageType::Q5_K, StorageType::Q6_K, StorageType::IQ4_XS};
+
+struct Rows {
+  std::vector<uint8_t> w, a;
+  double exact = 0;      // dot of the dequantized rows, in double
+  double magnitude = 0;  // sum of |terms|, to scale the tolerance
+};
+
+Rows make_rows(StorageType wt, const DotKernel& k, int64_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+  for (auto& v : x) v = nd(rng);
+  for (auto& v : y) v = nd(rng) * 3.f;
+  Rows r;
+  r.w.resize(*storage_row_bytes(wt, static_cast<uint64_t>(n)));
+  r.a.resize(*storage_row_bytes(k.act_type, static_cast<uint64_t>(n)));
+  REQUIRE(quantize_row(wt, x.data(), r.w.data(), n).is_ok());
+  k.quantize_act(n, y.data(), r.a.data());
+  std::vector<float> xd(static_cast<size_t>(n)), yd(static_cast<size_t>(n));
+  REQUIRE(dequantize_row(wt, r.w.data(), xd.data(), n).is_ok());
+  REQUIRE(dequantize_row(k.act_type, r.a.data(), yd.data(), n).is_ok());
+  for (int64_t i = 0; i < n; ++i) {
+    r.exact += static_cast<double>(xd[i]) * yd[i];
+    r.magnitude += std::fabs(static_cast<double>(xd[i]) * yd[i]);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("scalar dot kernels equal the dequantized double-precision dot", "[cpu][dot]") {
+  for (auto wt : kWeightTypes) {
+    const auto k = dot_kernel_scalar(wt);
+    REQUIRE(k.dot != nullptr);
+    const int64_t bs = storage_type_info(wt).block_size;
+    for (int64_t blocks : {1, 3, 7, 16}) {
+      const int64_t n = bs == 1 ? 37 * blocks : bs * blocks;  // float types: lengths with SIMD tails
+      INFO(storage_type_name(wt) << " n=" << n);
+      const auto r = make_rows(wt, k, n, static_cast<unsigned>(n) * 31 + static_cast<unsigned>(wt));
+      const double got = k.dot(n, r.w.data(), r.a.data());
+      CHECK(std::fabs(got - r.exact) <= 1e-5 * r.magnitude + 1e-6);
+    }
+  }
+}
+
+TEST_CASE("every SIMD dot kernel this CPU can run agrees with the scalar kernel", "[cpu][dot]") {
+  std::vector<Isa> isas;
+  const Isa best = detect_isa();
+  if (best == Isa::avx2 || best == Isa::avx512) isas.push_back(Isa::avx2);
+  if (best == Isa::avx512) isas.push_back(Isa::avx512);
+  if (isas.empty()) WARN("this CPU (or SWITCHYARD_CPU_ISA) allows only scalar kernels");
+  for (auto isa : isas)
+    for (auto wt : kWeightTypes) {
+      const auto ref = dot_kernel_scalar(wt);
+      const auto k = dot_kernel(wt, isa);
+      REQUIRE(k.dot != nullptr);
+      CHECK(k.act_type == ref.act_type);
+      const int64_t bs = storage_type_info(wt).block_size;
+      // Odd block counts and, for float types, lengths that leave SIMD tails.
+      for (int64_t n : {bs, 3 * bs, 5 * bs, 9 * bs, bs == 1 ? int64_t{37} : 11 * bs, bs == 1 ? int64_t{1000} : 16 * bs}) {
+        INFO(isa_name(isa) << " " << storage_type_name(wt) << " n=" << n);
+        const auto r = make_rows(wt, ref, n, static_cast<unsigned>(n) * 7 + 3);
+        const double s = ref.dot(n, r.w.data(), r.a.data());
+        const double v = k.dot(n, r.w.data(), r.a.data());
+        CHECK(std::fabs(v - s) <= 1e-5 * r.magnitude + 1e-6);
+      }
+    }
+}
+
+TEST_CASE("the forced ISA is respected", "[cpu][dot]") {
+  const std::string forced = cpu_isa_override();
+  const Isa isa = detect_isa();
+  if (forced == "scalar") CHECK(isa == Isa::scalar);
+  if (forced == "avx2") CHECK(isa != Isa::avx512);
+  INFO("kernels run with " << isa_name(isa));
+  SUCCEED();
+}
