@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "dot.hpp"
+#include "kquant_scales.hpp"
 #include "simd_avx2.hpp"
 
 namespace sy::cpu {
@@ -90,36 +91,33 @@ float dot_q4_0(int64_t n, const void* w, const void* a) {
   return hsum(acc);
 }
 
-void scale_min_k4(int j, const u8* s, int& sc, int& m) {
-  if (j < 4) {
-    sc = s[j] & 63;
-    m = s[j + 4] & 63;
-  } else {
-    sc = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
-    m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  }
+// Sum over the 8 sub-blocks of min_j * (bsum[2j] + bsum[2j+1]) in one madd.
+inline int k4_min_sum(const uint8_t* mins, const uint8_t* bsums) {
+  const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mins));
+  const __m128i m8x2 = _mm_unpacklo_epi8(m8, m8);  // each min twice: one per 16-element bsum
+  const __m256i m16 = _mm256_cvtepu8_epi16(m8x2);
+  const __m256i b16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums));
+  const __m256i p = _mm256_madd_epi16(m16, b16);
+  __m128i r = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+  r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
+  r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
+  return _mm_cvtsi128_si32(r);
 }
 
 float dot_q4_k(int64_t n, const void* w, const void* a) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
   __m256 acc = _mm256_setzero_ps();
-  float minus = 0;
+  __m256 acc_min = _mm256_setzero_ps();
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
     float da;
     std::memcpy(&da, ab, 4);
     const auto* q8 = ab + 4;
-    int sc[8], mn[8];
-    for (int j = 0; j < 8; ++j) scale_min_k4(j, wb + 4, sc[j], mn[j]);
-    int msum = 0;
-    for (int j = 0; j < 8; ++j) {
-      int16_t b0, b1;
-      std::memcpy(&b0, ab + 260 + 4 * j, 2);
-      std::memcpy(&b1, ab + 262 + 4 * j, 2);
-      msum += mn[j] * (b0 + b1);
-    }
-    minus += f16(wb + 2) * da * static_cast<float>(msum);
+    uint8_t sm[16];
+    unpack_scale_min_k4(wb + 4, sm);
+    const int msum = k4_min_sum(sm + 8, ab + 260);
+    acc_min = _mm256_add_ps(acc_min, _mm256_set1_ps(f16(wb + 2) * da * static_cast<float>(msum)));
     __m256i sumi = _mm256_setzero_si256();
     for (int j = 0; j < 4; ++j) {
       const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * j));
@@ -127,13 +125,14 @@ float dot_q4_k(int64_t n, const void* w, const void* a) {
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4);
       const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
       const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
-      const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(static_cast<int16_t>(sc[2 * j])));
-      const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16(static_cast<int16_t>(sc[2 * j + 1])));
+      const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(sm[2 * j]));
+      const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16(sm[2 * j + 1]));
       sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * da), _mm256_cvtepi32_ps(sumi), acc);
   }
-  return hsum(acc) - minus;
+  // acc_min holds the same value in every lane.
+  return hsum(acc) - _mm256_cvtss_f32(acc_min);
 }
 
 float dot_q6_k(int64_t n, const void* w, const void* a) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "dot.hpp"
+#include "kquant_scales.hpp"
 
 namespace sy::cpu {
 namespace {
@@ -110,18 +111,15 @@ float dot_q4_0(int64_t n, const void* w, const void* a) {
   return s;
 }
 
-void scale_min_k4(int j, const u8* s, int& sc, int& m) {
-  if (j < 4) {
-    sc = s[j] & 63;
-    m = s[j + 4] & 63;
-  } else {
-    sc = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
-    m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  }
-}
-
 __m512i scales16(int a, int b) {  // 16 x int16 of a, then 16 x int16 of b
   return join(_mm256_set1_epi16(static_cast<int16_t>(a)), _mm256_set1_epi16(static_cast<int16_t>(b)));
+}
+
+int k4_min_sum(const uint8_t* mins, const uint8_t* bsums) {
+  const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mins));
+  const __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+  const __m256i p = _mm256_madd_epi16(m16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)));
+  return _mm512_reduce_add_epi32(_mm512_zextsi256_si512(p));  // zext: the upper half must be 0
 }
 
 float dot_q4_k(int64_t n, const void* w, const void* a) {
@@ -134,21 +132,15 @@ float dot_q4_k(int64_t n, const void* w, const void* a) {
     float da;
     std::memcpy(&da, ab, 4);
     const auto* q8 = ab + 4;
-    int sc[8], mn[8], msum = 0;
-    for (int j = 0; j < 8; ++j) {
-      scale_min_k4(j, wb + 4, sc[j], mn[j]);
-      int16_t b0, b1;
-      std::memcpy(&b0, ab + 260 + 4 * j, 2);
-      std::memcpy(&b1, ab + 262 + 4 * j, 2);
-      msum += mn[j] * (b0 + b1);
-    }
-    minus += f16(wb + 2) * da * static_cast<float>(msum);
+    uint8_t sm[16];
+    unpack_scale_min_k4(wb + 4, sm);
+    minus += f16(wb + 2) * da * static_cast<float>(k4_min_sum(sm + 8, ab + 260));
     __m512i sumi = _mm512_setzero_si512();
     for (int j = 0; j < 4; ++j) {
       const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * j));
       const __m512i q = join(_mm256_and_si256(q4, m4), _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4));
       const __m512i y = _mm512_loadu_si512(q8 + 64 * j);
-      sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(_mm512_maddubs_epi16(q, y), scales16(sc[2 * j], sc[2 * j + 1])));
+      sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(_mm512_maddubs_epi16(q, y), scales16(sm[2 * j], sm[2 * j + 1])));
     }
     acc = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb) * da), _mm512_cvtepi32_ps(sumi), acc);
   }
