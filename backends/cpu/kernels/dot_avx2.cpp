@@ -174,6 +174,127 @@ float dot_q6_k(int64_t n, const void* w, const void* a) {
   return hsum(acc);
 }
 
+
+// Affine 32-element types against Q8_0: d_w*d_a*sum(q*qa) + m_w*d_a*sum(qa).
+template <int WBytes, class Levels>
+float dot_affine32(int64_t n, const void* w, const void* a, Levels levels) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc = _mm256_setzero_ps(), acc_m = _mm256_setzero_ps();
+  const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+  for (int64_t i = 0; i < n / 32; ++i, wb += WBytes, ab += 34) {
+    const __m256i q = levels(wb);  // unsigned levels
+    const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
+    const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), ones16);
+    const __m256i ys = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, y), ones16);
+    const float da = f16(ab);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * da), _mm256_cvtepi32_ps(p), acc);
+    acc_m = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 2) * da), _mm256_cvtepi32_ps(ys), acc_m);
+  }
+  return hsum(_mm256_add_ps(acc, acc_m));
+}
+
+// Symmetric 32-element types against Q8_0: d_w*d_a*sum(q*qa) with signed levels.
+template <int WBytes, class Levels>
+float dot_sym32(int64_t n, const void* w, const void* a, Levels levels) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n / 32; ++i, wb += WBytes, ab += 34) {
+    const __m256i q = levels(wb);
+    const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * f16(ab)), _mm256_cvtepi32_ps(dot_i8(q, y)), acc);
+  }
+  return hsum(acc);
+}
+
+const __m256i& iq4_table() {
+  static const __m256i t = _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+                                            -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+  return t;
+}
+
+float dot_q4_1(int64_t n, const void* w, const void* a) {
+  return dot_affine32<20>(n, w, a, [](const u8* b) { return nibbles(b + 4); });
+}
+
+float dot_q5_1(int64_t n, const void* w, const void* a) {
+  return dot_affine32<24>(n, w, a, [](const u8* b) {
+    uint32_t qh;
+    std::memcpy(&qh, b + 4, 4);
+    return _mm256_or_si256(nibbles(b + 8), _mm256_and_si256(bytes_from_bits(qh), _mm256_set1_epi8(0x10)));
+  });
+}
+
+float dot_q5_0(int64_t n, const void* w, const void* a) {
+  return dot_sym32<22>(n, w, a, [](const u8* b) {
+    uint32_t qh;
+    std::memcpy(&qh, b + 2, 4);
+    const __m256i u = _mm256_or_si256(nibbles(b + 6), _mm256_and_si256(bytes_from_bits(qh), _mm256_set1_epi8(0x10)));
+    return _mm256_sub_epi8(u, _mm256_set1_epi8(16));
+  });
+}
+
+float dot_iq4_nl(int64_t n, const void* w, const void* a) {
+  return dot_sym32<18>(n, w, a, [](const u8* b) { return _mm256_shuffle_epi8(iq4_table(), nibbles(b + 2)); });
+}
+
+float dot_iq4_xs(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n / 256; ++i, wb += 136, ab += 292) {
+    float da;
+    std::memcpy(&da, ab, 4);
+    uint16_t sh;
+    std::memcpy(&sh, wb + 2, 2);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int ib = 0; ib < 8; ++ib) {
+      const int ls = ((wb[4 + ib / 2] >> (4 * (ib % 2))) & 0xf) | (((sh >> (2 * ib)) & 3) << 4);
+      const __m256i v = _mm256_shuffle_epi8(iq4_table(), nibbles(wb + 8 + 16 * ib));
+      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 4 + 32 * ib));
+      const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(y, v));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p16, _mm256_set1_epi16(static_cast<int16_t>(ls - 32))));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * da), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return hsum(acc);
+}
+
+float dot_q5_k(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  float minus = 0;
+  const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+  for (int64_t i = 0; i < n / 256; ++i, wb += 176, ab += 292) {
+    float da;
+    std::memcpy(&da, ab, 4);
+    const auto* q8 = ab + 4;
+    uint8_t sm[16];
+    unpack_scale_min_k4(wb + 4, sm);
+    minus += f16(wb + 2) * da * static_cast<float>(k4_min_sum(sm + 8, ab + 260));
+    __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16));
+    __m256i sumi = _mm256_setzero_si256();
+    for (int j = 0; j < 4; ++j) {
+      const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 48 + 32 * j));
+      // Bit 2j of each qh byte is the fifth bit of the low nibble, bit 2j+1 of the high one.
+      const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(qh, one), 4);
+      const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 1), one), 4);
+      qh = _mm256_srli_epi16(qh, 2);
+      const __m256i lo = _mm256_or_si256(_mm256_and_si256(q4, m4), h0);
+      const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q4, 4), m4), h1);
+      const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
+      const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
+      const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(sm[2 * j]));
+      const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16(sm[2 * j + 1]));
+      sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * da), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return hsum(acc) - minus;
+}
+
 }  // namespace
 
 DotKernel dot_kernel_avx2(StorageType w) {
@@ -186,6 +307,12 @@ DotKernel dot_kernel_avx2(StorageType w) {
     case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx2};
     case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx2};
     case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx2};
+    case T::Q5_K: return {T::Q8_K, dot_q5_k, act_q8_k, Isa::avx2};
+    case T::Q4_1: return {T::Q8_0, dot_q4_1, act_q8_0, Isa::avx2};
+    case T::Q5_0: return {T::Q8_0, dot_q5_0, act_q8_0, Isa::avx2};
+    case T::Q5_1: return {T::Q8_0, dot_q5_1, act_q8_0, Isa::avx2};
+    case T::IQ4_NL: return {T::Q8_0, dot_iq4_nl, act_q8_0, Isa::avx2};
+    case T::IQ4_XS: return {T::Q8_K, dot_iq4_xs, act_q8_k, Isa::avx2};
     default: return dot_kernel_scalar(w);
   }
 }

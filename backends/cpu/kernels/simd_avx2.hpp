@@ -36,4 +36,20 @@ inline __m256i nibbles(const uint8_t* p) {
   return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
 }
 
+/// The 32 bits of `bits` as 32 bytes, 0xFF where the bit is set (bit i -> byte i).
+inline __m256i bytes_from_bits(uint32_t bits) {
+  const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+  const __m256i rep = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), shuf);
+  const __m256i sel = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(rep, sel), sel);
+}
+
+/// Horizontal sum of 8 int32.
+inline int hsum_i32(__m256i v) {
+  __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
+  r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
+  return _mm_cvtsi128_si32(r);
+}
+
 }  // namespace sy::cpu::avx2
