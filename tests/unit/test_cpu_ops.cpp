@@ -1,0 +1,225 @@
+// CPU ops against formulas evaluated here in double precision, on odd sizes and on
+// non-contiguous views (padded rows, transposes, broadcasts).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "ops.hpp"
+#include "switchyard/quant.hpp"
+
+using namespace sy;
+using namespace sy::cpu;
+
+namespace {
+
+std::vector<float> randn(size_t n, unsigned seed, float sd = 1.f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, sd);
+  std::vector<float> v(n);
+  for (auto& x : v) x = nd(rng);
+  return v;
+}
+
+// A [ne0 x ne1] view whose rows are `pad` elements apart (pad >= ne0): not contiguous.
+View padded(std::vector<float>& buf, int64_t ne0, int64_t ne1, int64_t pad) {
+  buf.resize(static_cast<size_t>(pad * ne1 + ne0));
+  View v;
+  v.data = buf.data();
+  v.ne[0] = ne0, v.ne[1] = ne1;
+  v.st[0] = 1, v.st[1] = pad, v.st[2] = v.st[3] = pad * ne1;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("rms_norm on padded rows of odd length", "[cpu][ops]") {
+  std::vector<float> xb = randn(2000, 1), yb(2000, 0);
+  const View x = padded(xb, 37, 9, 41), y = padded(yb, 37, 9, 50);
+  REQUIRE(rms_norm(x, y, 1e-6f).is_ok());
+  for (int64_t r = 0; r < 9; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < 37; ++i) ss += static_cast<double>(x.at(i, r)) * x.at(i, r);
+    const double s = 1 / std::sqrt(ss / 37 + 1e-6);
+    for (int64_t i = 0; i < 37; ++i) REQUIRE(y.at(i, r) == Approx(x.at(i, r) * s).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("softmax with scale and a broadcast causal mask", "[cpu][ops]") {
+  const int64_t n = 13, rows = 6;
+  auto xs = randn(static_cast<size_t>(n * rows), 2, 3.f);
+  std::vector<float> ms(static_cast<size_t>(n * 3)), ys(xs.size());
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t i = 0; i < n; ++i) ms[static_cast<size_t>(r * n + i)] = i > r + 5 ? -INFINITY : 0.f;
+  const View x = View::contiguous(xs.data(), n, rows), m = View::contiguous(ms.data(), n, 3),
+             y = View::contiguous(ys.data(), n, rows);
+  REQUIRE(softmax(x, &m, 0.5f, y).is_ok());
+  for (int64_t r = 0; r < rows; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < n; ++i) mx = std::max(mx, 0.5 * x.at(i, r) + m.at(i, r % 3));
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(0.5 * x.at(i, r) + m.at(i, r % 3) - mx);
+    for (int64_t i = 0; i < n; ++i) {
+      const double want = std::exp(0.5 * x.at(i, r) + m.at(i, r % 3) - mx) / sum;
+      REQUIRE(y.at(i, r) == Approx(want).margin(1e-7).epsilon(1e-5));
+    }
+  }
+  // A fully masked row is all zeros, not NaN.
+  std::vector<float> all(static_cast<size_t>(n), -INFINITY), out(static_cast<size_t>(n), 1.f), z(static_cast<size_t>(n), 0.f);
+  const View zx = View::contiguous(z.data(), n), zm = View::contiguous(all.data(), n), zy = View::contiguous(out.data(), n);
+  REQUIRE(softmax(zx, &zm, 1.f, zy).is_ok());
+  for (float v : out) CHECK(v == 0.f);
+}
+
+TEST_CASE("activations and SwiGLU on a transposed view", "[cpu][ops]") {
+  auto g = randn(35, 3, 2.f), u = randn(35, 4), out(std::vector<float>(35));
+  // Transposed: element (i, j) of a 5x7 view is buffer[i*7 + j].
+  View gt;
+  gt.data = g.data();
+  gt.ne[0] = 5, gt.ne[1] = 7, gt.st[0] = 7, gt.st[1] = 1, gt.st[2] = gt.st[3] = 35;
+  View ut = gt, ot = gt;
+  ut.data = u.data();
+  ot.data = out.data();
+  REQUIRE(swiglu(gt, ut, ot).is_ok());
+  for (size_t k = 0; k < 35; ++k) {
+    const double s = g[k] / (1 + std::exp(-static_cast<double>(g[k])));
+    REQUIRE(out[k] == Approx(s * u[k]).epsilon(1e-5).margin(1e-7));
+  }
+  for (auto f : {Activation::silu, Activation::gelu, Activation::sigmoid}) {
+    REQUIRE(activate(f, gt, ot).is_ok());
+    for (size_t k = 0; k < 35; ++k) {
+      const double v = g[k];
+      const double want = f == Activation::silu      ? v / (1 + std::exp(-v))
+                          : f == Activation::sigmoid ? 1 / (1 + std::exp(-v))
+                                                     : 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+      REQUIRE(out[k] == Approx(want).epsilon(1e-5).margin(1e-7));
+    }
+  }
+}
+
+TEST_CASE("add and mul broadcast rows and columns; bad shapes are refused", "[cpu][ops]") {
+  auto a = randn(3 * 4 * 5, 5), row = randn(3, 6), col = randn(4, 7), out(std::vector<float>(60));
+  const View va = View::contiguous(a.data(), 3, 4, 5), vy = View::contiguous(out.data(), 3, 4, 5);
+  REQUIRE(binary(Binary::add, va, View::contiguous(row.data(), 3), vy).is_ok());
+  for (int64_t k = 0; k < 5; ++k)
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t i = 0; i < 3; ++i) REQUIRE(vy.at(i, j, k) == va.at(i, j, k) + row[static_cast<size_t>(i)]);
+  REQUIRE(binary(Binary::mul, va, View::contiguous(col.data(), 1, 4), vy).is_ok());
+  for (int64_t k = 0; k < 5; ++k)
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t i = 0; i < 3; ++i) REQUIRE(vy.at(i, j, k) == va.at(i, j, k) * col[static_cast<size_t>(j)]);
+  CHECK(binary(Binary::add, va, View::contiguous(col.data(), 2, 2), vy).message() ==
+        "cpu: add/mul: dimension 0 of the second input is 2, neither 3 nor 1");
+  REQUIRE(scale(va, -2.f, vy).is_ok());
+  CHECK(out[7] == -2.f * a[7]);
+}
+
+TEST_CASE("rope: normal and NEOX match the rotation formula; the tail passes through", "[cpu][ops]") {
+  const int64_t hd = 10, heads = 3, tokens = 4, n_dims = 8;
+  for (auto mode : {RopeMode::normal, RopeMode::neox}) {
+    auto x = randn(static_cast<size_t>(hd * heads * tokens), 8);
+    const auto orig = x;
+    const std::vector<int32_t> pos{0, 3, 17, 1000};
+    RopeParams p;
+    p.mode = mode;
+    p.n_dims = n_dims;
+    p.freq_base = 10000.f;
+    REQUIRE(rope(View::contiguous(x.data(), hd, heads, tokens), pos, p).is_ok());
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int64_t h = 0; h < heads; ++h) {
+        const size_t base = static_cast<size_t>((t * heads + h) * hd);
+        for (int64_t i = 0; i < n_dims / 2; ++i) {
+          const double th = pos[static_cast<size_t>(t)] * std::pow(10000.0, -2.0 * i / n_dims);
+          const size_t a = base + static_cast<size_t>(mode == RopeMode::normal ? 2 * i : i);
+          const size_t b = base + static_cast<size_t>(mode == RopeMode::normal ? 2 * i + 1 : i + n_dims / 2);
+          REQUIRE(x[a] == Approx(orig[a] * std::cos(th) - orig[b] * std::sin(th)).margin(1e-4));
+          REQUIRE(x[b] == Approx(orig[a] * std::sin(th) + orig[b] * std::cos(th)).margin(1e-4));
+        }
+        for (int64_t i = n_dims; i < hd; ++i) REQUIRE(x[base + static_cast<size_t>(i)] == orig[base + static_cast<size_t>(i)]);
+      }
+  }
+}
+
+TEST_CASE("rope: multi-section with equal position components equals NEOX (text)", "[cpu][ops]") {
+  const int64_t hd = 64, heads = 2, tokens = 3;
+  auto a = randn(static_cast<size_t>(hd * heads * tokens), 9), b = a;
+  RopeParams p;
+  p.mode = RopeMode::neox;
+  p.n_dims = 16;  // Qwen3.5/3.6: rope.dimension_count is a quarter of the head size
+  p.freq_base = 1e7f;
+  REQUIRE(rope(View::contiguous(a.data(), hd, heads, tokens), std::vector<int32_t>{5, 6, 7}, p).is_ok());
+  p.mode = RopeMode::multi;
+  p.sections[0] = 3, p.sections[1] = 3, p.sections[2] = 2, p.sections[3] = 0;
+  const std::vector<int32_t> pos4{5, 6, 7, 5, 6, 7, 5, 6, 7, 5, 6, 7};
+  REQUIRE(rope(View::contiguous(b.data(), hd, heads, tokens), pos4, p).is_ok());
+  for (size_t i = 0; i < a.size(); ++i) REQUIRE(a[i] == b[i]);
+  // Different components (an image position) change the sectioned frequencies.
+  auto c = randn(static_cast<size_t>(hd * heads * tokens), 9);
+  const std::vector<int32_t> img{5, 6, 7, 9, 9, 9, 2, 2, 2, 0, 0, 0};
+  REQUIRE(rope(View::contiguous(c.data(), hd, heads, tokens), img, p).is_ok());
+  CHECK(c != a);
+}
+
+TEST_CASE("get_rows dequantizes the chosen rows of any type", "[cpu][ops]") {
+  const int64_t cols = 64, rows = 5;
+  auto w = randn(static_cast<size_t>(cols * rows), 10);
+  for (auto t : {StorageType::F32, StorageType::F16, StorageType::Q8_0, StorageType::Q4_0}) {
+    const size_t rb = *storage_row_bytes(t, cols);
+    std::vector<uint8_t> q(rb * rows);
+    for (int64_t r = 0; r < rows; ++r) REQUIRE(quantize_row(t, w.data() + r * cols, q.data() + r * rb, cols).is_ok());
+    const std::vector<int32_t> ids{4, 0, 4, 2};
+    std::vector<float> outb;
+    const View out = padded(outb, cols, 4, cols + 3);
+    REQUIRE(get_rows(q.data(), t, cols, rows, ids, out).is_ok());
+    std::vector<float> want(static_cast<size_t>(cols));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      REQUIRE(dequantize_row(t, q.data() + static_cast<size_t>(ids[i]) * rb, want.data(), cols).is_ok());
+      for (int64_t j = 0; j < cols; ++j) REQUIRE(out.at(j, static_cast<int64_t>(i)) == want[static_cast<size_t>(j)]);
+    }
+    CHECK(get_rows(q.data(), t, cols, rows, std::vector<int32_t>{5}, View::contiguous(want.data(), cols)).message() ==
+          "cpu: get_rows: row id 5 is outside 0..4");
+  }
+}
+
+TEST_CASE("argsort and top_k: descending, ties by index", "[cpu][ops]") {
+  std::vector<float> x{0.5f, 2.f, -1.f, 2.f, 7.f, 0.5f, 3.f, 1.f, 1.f, 1.f};
+  const View v = View::contiguous(x.data(), 5, 2);
+  std::vector<int32_t> order(10), top(4);
+  REQUIRE(argsort_desc(v, order).is_ok());
+  CHECK(std::vector<int32_t>(order.begin(), order.begin() + 5) == std::vector<int32_t>{4, 1, 3, 0, 2});
+  CHECK(std::vector<int32_t>(order.begin() + 5, order.end()) == std::vector<int32_t>{1, 2, 3, 4, 0});
+  REQUIRE(top_k(v, 2, top).is_ok());
+  CHECK(top == std::vector<int32_t>{4, 1, 1, 2});
+  CHECK(top_k(v, 6, top).message() == "cpu: top_k: k = 6 must be between 1 and the row length 5");
+}
+
+TEST_CASE("concat along each dimension", "[cpu][ops]") {
+  auto a = randn(2 * 3 * 2, 11), b = randn(2 * 3 * 2, 12);
+  for (int dim = 0; dim < 3; ++dim) {
+    int64_t ne[3] = {2, 3, 2};
+    ne[dim] *= 2;
+    std::vector<float> y(static_cast<size_t>(ne[0] * ne[1] * ne[2]));
+    const View va = View::contiguous(a.data(), 2, 3, 2), vb = View::contiguous(b.data(), 2, 3, 2),
+               vy = View::contiguous(y.data(), ne[0], ne[1], ne[2]);
+    REQUIRE(concat(va, vb, dim, vy).is_ok());
+    for (int64_t k = 0; k < ne[2]; ++k)
+      for (int64_t j = 0; j < ne[1]; ++j)
+        for (int64_t i = 0; i < ne[0]; ++i) {
+          const int64_t a_ne[3] = {2, 3, 2};
+          int64_t idx[3] = {i, j, k};
+          const bool second = idx[dim] >= a_ne[dim];
+          if (second) idx[dim] -= a_ne[dim];
+          REQUIRE(vy.at(i, j, k) == (second ? vb : va).at(idx[0], idx[1], idx[2]));
+        }
+  }
+}
+
+TEST_CASE("convert f32 <-> storage types through views", "[cpu][ops]") {
+  auto x = randn(64 * 3, 13);
+  std::vector<uint8_t> h(64 * 3 * 2);
+  REQUIRE(convert_from_f32(View::contiguous(x.data(), 64, 3), StorageType::F16, h.data()).is_ok());
+  std::vector<float> back(64 * 3);
+  REQUIRE(convert_to_f32(h.data(), StorageType::F16, View::contiguous(back.data(), 64, 3)).is_ok());
+  for (size_t i = 0; i < x.size(); ++i) REQUIRE(back[i] == fp16_to_fp32(fp32_to_fp16(x[i])));
+}
