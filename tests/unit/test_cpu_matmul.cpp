@@ -83,3 +83,38 @@ TEST_CASE("matmul refuses a type without kernels and a ragged row", "[cpu]") {
   a.k = 33;
   CHECK(matmul_reference(a).message() == "cpu: matmul row length 33 is not a multiple of Q8_0's block size");
 }
+
+#include "matmul_id.hpp"
+
+TEST_CASE("matmul_id: expert-grouped results equal one reference matmul per pair", "[cpu]") {
+  const int64_t k = 256, rows = 19, n_experts = 6, n_used = 2, n_tokens = 9;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(n_experts) - 1);
+  for (auto t : {StorageType::Q4_K, StorageType::Q8_0, StorageType::F16}) {
+    const size_t rb = *storage_row_bytes(t, k);
+    std::vector<float> wf(static_cast<size_t>(k * rows * n_experts));
+    for (auto& v : wf) v = nd(rng);
+    std::vector<uint8_t> w(rb * static_cast<size_t>(rows * n_experts));
+    for (int64_t r = 0; r < rows * n_experts; ++r) REQUIRE(quantize_row(t, wf.data() + r * k, w.data() + r * rb, k).is_ok());
+    std::vector<int32_t> ids(static_cast<size_t>(n_used * n_tokens));
+    for (auto& id : ids) id = pick(rng);
+    ids[0] = ids[1] = 3;  // one token picking the same expert twice still works
+    for (int64_t slots : {int64_t{1}, n_used}) {
+      std::vector<float> x(static_cast<size_t>(k * slots * n_tokens));
+      for (auto& v : x) v = nd(rng);
+      std::vector<float> ref(static_cast<size_t>(rows * n_used * n_tokens)), got(ref.size());
+      MatmulIdArgs a{w.data(), t, k, rows, n_experts, x.data(), slots, ids, n_used, n_tokens, ref.data()};
+      REQUIRE(matmul_id_reference(a).is_ok());
+      ThreadPool pool(2);
+      a.y = got.data();
+      REQUIRE(matmul_id(a, detect_isa(), pool).is_ok());
+      for (size_t i = 0; i < ref.size(); ++i) REQUIRE(got[i] == Approx(ref[i]).margin(1e-4).epsilon(1e-4));
+    }
+    ids[5] = 6;
+    MatmulIdArgs bad{w.data(), t, k, rows, n_experts, nullptr, 1, ids, n_used, n_tokens, nullptr};
+    ThreadPool pool(1);
+    CHECK(matmul_id(bad, Isa::scalar, pool).message() ==
+          "cpu: matmul_id: token 2 slot 1 routes to expert 6, but there are 6");
+  }
+}

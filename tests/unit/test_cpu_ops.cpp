@@ -223,3 +223,71 @@ TEST_CASE("convert f32 <-> storage types through views", "[cpu][ops]") {
   REQUIRE(convert_to_f32(h.data(), StorageType::F16, View::contiguous(back.data(), 64, 3)).is_ok());
   for (size_t i = 0; i < x.size(); ++i) REQUIRE(back[i] == fp16_to_fp32(fp32_to_fp16(x[i])));
 }
+
+#include "seq_ops.hpp"
+
+TEST_CASE("conv1d: causal taps over the carried state; chunked equals whole", "[cpu][ops]") {
+  const int64_t C = 5, T = 7, K = 4;
+  auto x = randn(static_cast<size_t>(C * T), 20), w = randn(static_cast<size_t>(C * K), 21);
+  const auto init = randn(static_cast<size_t>((K - 1) * C), 22);
+  std::vector<float> state = init, y(x.size());
+  REQUIRE(conv1d_causal(View::contiguous(x.data(), C, T), w.data(), K, state.data(), View::contiguous(y.data(), C, T)).is_ok());
+  // Formula over the concatenation [init; x].
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t c = 0; c < C; ++c) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t tau = t - (K - 1) + k;
+        const double in = tau < 0 ? init[static_cast<size_t>((K - 1 + tau) * C + c)] : x[static_cast<size_t>(tau * C + c)];
+        s += w[static_cast<size_t>(c * K + k)] * in;
+      }
+      REQUIRE(y[static_cast<size_t>(t * C + c)] == Approx(s).margin(1e-5));
+    }
+  for (int64_t r = 0; r < K - 1; ++r)
+    for (int64_t c = 0; c < C; ++c) REQUIRE(state[static_cast<size_t>(r * C + c)] == x[static_cast<size_t>((T - (K - 1) + r) * C + c)]);
+  // The same input one token at a time (decode) gives the same outputs.
+  std::vector<float> st2 = init, y2(x.size());
+  for (int64_t t = 0; t < T; ++t)
+    REQUIRE(conv1d_causal(View::contiguous(x.data() + t * C, C, 1), w.data(), K, st2.data(),
+                          View::contiguous(y2.data() + t * C, C, 1)).is_ok());
+  for (size_t i = 0; i < y.size(); ++i) REQUIRE(y2[i] == Approx(y[i]).margin(1e-6));
+}
+
+TEST_CASE("delta_net: the gated delta rule, value heads sharing key heads", "[cpu][ops]") {
+  const int64_t dk = 4, dv = 3, hk = 2, hv = 4, T = 5;
+  auto q = randn(static_cast<size_t>(dk * hk * T), 30), k = randn(static_cast<size_t>(dk * hk * T), 31);
+  auto v = randn(static_cast<size_t>(dv * hv * T), 32), g = randn(static_cast<size_t>(hv * T), 33, 0.3f);
+  auto beta = randn(static_cast<size_t>(hv * T), 34);
+  for (auto& x : g) x = -std::fabs(x);
+  for (auto& b : beta) b = 1 / (1 + std::exp(-b));
+  std::vector<float> state(static_cast<size_t>(hv * dk * dv), 0.f), out(static_cast<size_t>(dv * hv * T));
+  DeltaNetArgs a{View::contiguous(q.data(), dk, hk, T), View::contiguous(k.data(), dk, hk, T),
+                 View::contiguous(v.data(), dv, hv, T), View::contiguous(g.data(), hv, T),
+                 View::contiguous(beta.data(), hv, T), state.data(), View::contiguous(out.data(), dv, hv, T)};
+  REQUIRE(delta_net(a).is_ok());
+  // The recurrence in double, written out from its definition.
+  for (int64_t h = 0; h < hv; ++h) {
+    std::vector<double> S(static_cast<size_t>(dk * dv), 0.0);
+    const int64_t kh = h % hk;
+    for (int64_t t = 0; t < T; ++t) {
+      const double decay = std::exp(static_cast<double>(g[static_cast<size_t>(t * hv + h)]));
+      for (auto& s : S) s *= decay;
+      auto K_ = [&](int64_t i) { return static_cast<double>(k[static_cast<size_t>((t * hk + kh) * dk + i)]); };
+      auto Q_ = [&](int64_t i) { return static_cast<double>(q[static_cast<size_t>((t * hk + kh) * dk + i)]); };
+      std::vector<double> delta(static_cast<size_t>(dv));
+      for (int64_t j = 0; j < dv; ++j) {
+        double kvj = 0;
+        for (int64_t i = 0; i < dk; ++i) kvj += S[static_cast<size_t>(i * dv + j)] * K_(i);
+        delta[static_cast<size_t>(j)] = beta[static_cast<size_t>(t * hv + h)] * (v[static_cast<size_t>((t * hv + h) * dv + j)] - kvj);
+      }
+      for (int64_t i = 0; i < dk; ++i)
+        for (int64_t j = 0; j < dv; ++j) S[static_cast<size_t>(i * dv + j)] += K_(i) * delta[static_cast<size_t>(j)];
+      for (int64_t j = 0; j < dv; ++j) {
+        double o = 0;
+        for (int64_t i = 0; i < dk; ++i) o += S[static_cast<size_t>(i * dv + j)] * Q_(i);
+        REQUIRE(out[static_cast<size_t>((t * hv + h) * dv + j)] == Approx(o).margin(1e-4));
+      }
+    }
+    for (size_t i = 0; i < S.size(); ++i) REQUIRE(state[static_cast<size_t>(h * dk * dv) + i] == Approx(S[i]).margin(1e-4));
+  }
+}
