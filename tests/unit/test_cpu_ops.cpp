@@ -291,3 +291,53 @@ TEST_CASE("delta_net: the gated delta rule, value heads sharing key heads", "[cp
     for (size_t i = 0; i < S.size(); ++i) REQUIRE(state[static_cast<size_t>(h * dk * dv) + i] == Approx(S[i]).margin(1e-4));
   }
 }
+
+#include "attention.hpp"
+
+TEST_CASE("attention: flash tiling equals the full-softmax reference for every KV type", "[cpu][ops]") {
+  const int64_t hd = 64, n_heads = 6, n_kv = 2, n_ctx = 150, n_q = 5;
+  auto qv = randn(static_cast<size_t>(hd * n_heads * n_q), 40);
+  auto kf = randn(static_cast<size_t>(hd * n_kv * n_ctx), 41), vf = randn(static_cast<size_t>(hd * n_kv * n_ctx), 42);
+  const std::vector<int32_t> pos{0, 63, 64, 100, 149};  // tile edges and the last position
+  for (auto t : {StorageType::F32, StorageType::F16, StorageType::Q8_0, StorageType::Q4_0}) {
+    const size_t rb = *storage_row_bytes(t, hd);
+    std::vector<uint8_t> kq(rb * static_cast<size_t>(n_kv * n_ctx)), vq(kq.size());
+    for (int64_t r = 0; r < n_kv * n_ctx; ++r) {
+      REQUIRE(quantize_row(t, kf.data() + r * hd, kq.data() + r * rb, hd).is_ok());
+      REQUIRE(quantize_row(t, vf.data() + r * hd, vq.data() + r * rb, hd).is_ok());
+    }
+    std::vector<float> ref(static_cast<size_t>(hd * n_heads * n_q)), got(ref.size());
+    AttentionArgs a{View::contiguous(qv.data(), hd, n_heads, n_q), {kq.data(), t, hd, n_kv, n_ctx},
+                    {vq.data(), t, hd, n_kv, n_ctx}, pos, 1.0f / 8.0f, View::contiguous(ref.data(), hd, n_heads, n_q)};
+    REQUIRE(attention_reference(a).is_ok());
+    ThreadPool pool(2);
+    a.out = View::contiguous(got.data(), hd, n_heads, n_q);
+    REQUIRE(attention(a, detect_isa(), pool).is_ok());
+    for (size_t i = 0; i < ref.size(); ++i) {
+      INFO(storage_type_name(t) << " element " << i);
+      REQUIRE(got[i] == Approx(ref[i]).margin(1e-5).epsilon(1e-4));
+    }
+    if (t == StorageType::F32) {
+      // With f32 K/V the reference itself must equal the textbook formula in double.
+      for (int64_t qi = 0; qi < n_q; ++qi)
+        for (int64_t h = 0; h < n_heads; ++h) {
+          const int64_t kvh = h / (n_heads / n_kv), n = pos[static_cast<size_t>(qi)] + 1;
+          std::vector<double> w(static_cast<size_t>(n));
+          double mx = -INFINITY, sum = 0;
+          for (int64_t p = 0; p < n; ++p) {
+            double d = 0;
+            for (int64_t i = 0; i < hd; ++i)
+              d += static_cast<double>(qv[static_cast<size_t>((qi * n_heads + h) * hd + i)]) * kf[static_cast<size_t>((p * n_kv + kvh) * hd + i)];
+            w[static_cast<size_t>(p)] = d / 8.0;
+            mx = std::max(mx, w[static_cast<size_t>(p)]);
+          }
+          for (auto& x : w) sum += x = std::exp(x - mx);
+          for (int64_t j = 0; j < hd; j += 7) {
+            double o = 0;
+            for (int64_t p = 0; p < n; ++p) o += w[static_cast<size_t>(p)] / sum * vf[static_cast<size_t>((p * n_kv + kvh) * hd + j)];
+            REQUIRE(ref[static_cast<size_t>((qi * n_heads + h) * hd + j)] == Approx(o).margin(1e-5));
+          }
+        }
+    }
+  }
+}

@@ -1,0 +1,136 @@
+#include "attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "switchyard/quant.hpp"
+
+namespace sy::cpu {
+namespace {
+
+Status check(const AttentionArgs& a) {
+  for (const KvRows* kv : {&a.k, &a.v})
+    if (kv->type != StorageType::F32 && kv->type != StorageType::F16 && kv->type != StorageType::Q8_0 &&
+        kv->type != StorageType::Q4_0)
+      return error::unsupported("cpu: attention: KV cache type " + std::string(storage_type_name(kv->type)) +
+                                " is not supported (f32, f16, q8_0, q4_0)");
+  if (a.k.dim != a.q.ne[0]) return error::invalid_argument("cpu: attention: query and key head sizes differ");
+  if (a.k.n_kv_heads <= 0 || a.q.ne[1] % a.k.n_kv_heads != 0)
+    return error::invalid_argument("cpu: attention: " + std::to_string(a.q.ne[1]) +
+                                   " query heads are not a multiple of " + std::to_string(a.k.n_kv_heads) + " KV heads");
+  if (a.q_pos.size() != static_cast<size_t>(a.q.ne[2]))
+    return error::invalid_argument("cpu: attention: one position per query token is needed");
+  if (a.out.ne[0] != a.v.dim || a.out.ne[1] != a.q.ne[1] || a.out.ne[2] != a.q.ne[2])
+    return error::invalid_argument("cpu: attention: the output must be [v head size, heads, queries]");
+  return Status::ok();
+}
+
+struct Ctx {
+  const AttentionArgs& a;
+  DotKernel kdot;
+  size_t k_row, v_row, q_act;
+  const uint8_t* krow(int64_t pos, int64_t h) const {
+    return static_cast<const uint8_t*>(a.k.data) + static_cast<size_t>(pos * a.k.n_kv_heads + h) * k_row;
+  }
+  const uint8_t* vrow(int64_t pos, int64_t h) const {
+    return static_cast<const uint8_t*>(a.v.data) + static_cast<size_t>(pos * a.v.n_kv_heads + h) * v_row;
+  }
+};
+
+Ctx make_ctx(const AttentionArgs& a, Isa isa) {
+  Ctx c{a, dot_kernel(a.k.type, isa), 0, 0, 0};
+  c.k_row = *storage_row_bytes(a.k.type, static_cast<uint64_t>(a.k.dim));
+  c.v_row = *storage_row_bytes(a.v.type, static_cast<uint64_t>(a.v.dim));
+  c.q_act = *storage_row_bytes(c.kdot.act_type, static_cast<uint64_t>(a.k.dim));
+  return c;
+}
+
+// The query row as the K dot kernel wants it.
+void query_act(const Ctx& c, int64_t qi, int64_t h, std::vector<float>& tmp, std::vector<uint8_t>& act) {
+  tmp.resize(static_cast<size_t>(c.a.q.ne[0]));
+  for (int64_t i = 0; i < c.a.q.ne[0]; ++i) tmp[static_cast<size_t>(i)] = c.a.q.at(i, h, qi);
+  act.resize(c.q_act);
+  c.kdot.quantize_act(c.a.q.ne[0], tmp.data(), act.data());
+}
+
+int64_t visible(const AttentionArgs& a, int64_t qi) {
+  return std::min<int64_t>(a.k.n_ctx, static_cast<int64_t>(a.q_pos[static_cast<size_t>(qi)]) + 1);
+}
+
+}  // namespace
+
+Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool) {
+  if (auto st = check(a); !st) return st;
+  const Ctx c = make_ctx(a, isa);
+  const int64_t n_heads = a.q.ne[1], group = n_heads / a.k.n_kv_heads, dv = a.v.dim;
+  constexpr int64_t kTile = 64;
+  struct alignas(64) Scratch {
+    std::vector<float> qf, vrow, acc, s;
+    std::vector<uint8_t> qa;
+  };
+  std::vector<Scratch> scratch(static_cast<size_t>(pool.size()));
+  pool.run(a.q.ne[2] * n_heads, [&](int64_t task, int thread) {
+    const int64_t qi = task / n_heads, h = task % n_heads, kvh = h / group;
+    Scratch& sc = scratch[static_cast<size_t>(thread)];
+    query_act(c, qi, h, sc.qf, sc.qa);
+    sc.acc.assign(static_cast<size_t>(dv), 0.f);
+    sc.vrow.resize(static_cast<size_t>(dv));
+    sc.s.resize(kTile);
+    float m = -INFINITY, l = 0;
+    const int64_t n = visible(a, qi);
+    for (int64_t t0 = 0; t0 < n; t0 += kTile) {
+      const int64_t t1 = std::min(n, t0 + kTile);
+      float tile_max = -INFINITY;
+      for (int64_t p = t0; p < t1; ++p) {
+        sc.s[static_cast<size_t>(p - t0)] = c.kdot.dot(a.k.dim, c.krow(p, kvh), sc.qa.data()) * a.scale;
+        tile_max = std::max(tile_max, sc.s[static_cast<size_t>(p - t0)]);
+      }
+      // Online softmax: rescale what was accumulated when the running maximum grows.
+      const float m_new = std::max(m, tile_max);
+      const float corr = std::exp(m - m_new);
+      l *= corr;
+      for (auto& v : sc.acc) v *= corr;
+      for (int64_t p = t0; p < t1; ++p) {
+        const float w = std::exp(sc.s[static_cast<size_t>(p - t0)] - m_new);
+        l += w;
+        (void)dequantize_row(a.v.type, c.vrow(p, kvh), sc.vrow.data(), dv);
+        for (int64_t j = 0; j < dv; ++j) sc.acc[static_cast<size_t>(j)] += w * sc.vrow[static_cast<size_t>(j)];
+      }
+      m = m_new;
+    }
+    const float inv = l > 0 ? 1.0f / l : 0.0f;  // a query that sees no key yields zeros
+    for (int64_t j = 0; j < dv; ++j) a.out.at(j, h, qi) = sc.acc[static_cast<size_t>(j)] * inv;
+  });
+  return Status::ok();
+}
+
+Status attention_reference(const AttentionArgs& a) {
+  if (auto st = check(a); !st) return st;
+  const Ctx c = make_ctx(a, Isa::scalar);
+  const int64_t n_heads = a.q.ne[1], group = n_heads / a.k.n_kv_heads, dv = a.v.dim;
+  std::vector<float> qf, vrow(static_cast<size_t>(dv));
+  std::vector<uint8_t> qa;
+  for (int64_t qi = 0; qi < a.q.ne[2]; ++qi)
+    for (int64_t h = 0; h < n_heads; ++h) {
+      const int64_t kvh = h / group, n = visible(a, qi);
+      query_act(c, qi, h, qf, qa);
+      std::vector<double> s(static_cast<size_t>(n));
+      double mx = -INFINITY, sum = 0;
+      for (int64_t p = 0; p < n; ++p) {
+        s[static_cast<size_t>(p)] = static_cast<double>(c.kdot.dot(a.k.dim, c.krow(p, kvh), qa.data())) * a.scale;
+        mx = std::max(mx, s[static_cast<size_t>(p)]);
+      }
+      for (auto& v : s) sum += v = std::exp(v - mx);
+      std::vector<double> acc(static_cast<size_t>(dv), 0.0);
+      for (int64_t p = 0; p < n; ++p) {
+        (void)dequantize_row(a.v.type, c.vrow(p, kvh), vrow.data(), dv);
+        for (int64_t j = 0; j < dv; ++j) acc[static_cast<size_t>(j)] += s[static_cast<size_t>(p)] / sum * vrow[static_cast<size_t>(j)];
+      }
+      for (int64_t j = 0; j < dv; ++j) a.out.at(j, h, qi) = n > 0 ? static_cast<float>(acc[static_cast<size_t>(j)]) : 0.f;
+    }
+  return Status::ok();
+}
+
+}  // namespace sy::cpu

@@ -1,0 +1,40 @@
+// Attention of query tokens over a KV cache whose rows (one per position and KV head) are
+// stored in f32, f16, q8_0 or q4_0. Causal by position; grouped-query (query head h reads
+// KV head h / (n_heads / n_kv_heads)).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "dot.hpp"
+#include "ops.hpp"
+#include "thread_pool.hpp"
+
+namespace sy::cpu {
+
+/// A cache of rows of `dim` elements: row (pos * n_kv_heads + head).
+struct KvRows {
+  const void* data = nullptr;
+  StorageType type = StorageType::F16;
+  int64_t dim = 0;
+  int64_t n_kv_heads = 0;
+  int64_t n_ctx = 0;  ///< positions present (0 .. n_ctx-1)
+};
+
+struct AttentionArgs {
+  View q;                            ///< [head_dim, n_heads, n_q]
+  KvRows k, v;
+  std::span<const int32_t> q_pos;    ///< position of each query; it sees keys at positions <= its own
+  float scale = 1.f;                 ///< usually 1/sqrt(head_dim)
+  View out;                          ///< [v.dim, n_heads, n_q]
+};
+
+/// Flash-style: keys in tiles with an online softmax, so no n_ctx-sized score buffer;
+/// scores through the dot kernels (q converted to the K type's dot type, as llama.cpp's CPU
+/// path does); threads over (query, head).
+Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool);
+
+/// Reference: the same scores, a full softmax per (query, head), one thread.
+Status attention_reference(const AttentionArgs& a);
+
+}  // namespace sy::cpu
