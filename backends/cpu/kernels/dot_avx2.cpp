@@ -295,6 +295,75 @@ float dot_q5_k(int64_t n, const void* w, const void* a) {
   return hsum(acc) - minus;
 }
 
+
+// Two 16-element groups' scales as 16 x int16: lanes 0..7 group a, lanes 8..15 group b.
+inline __m256i pair_scales(int a, int b) {
+  return _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(b)), _mm_set1_epi16(static_cast<int16_t>(a)));
+}
+
+float dot_q2_k(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  float minus = 0;
+  const __m256i m3 = _mm256_set1_epi8(3);
+  for (int64_t i = 0; i < n / 256; ++i, wb += 84, ab += 292) {
+    float da;
+    std::memcpy(&da, ab, 4);
+    const auto* q8 = ab + 4;
+    // Mins: one per 16 elements, against the activation's 16-element sums.
+    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wb));
+    const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0x0f)));
+    const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 260));
+    minus += f16(wb + 82) * da * static_cast<float>(hsum_i32(_mm256_madd_epi16(mins, bs)));
+    __m256i sumi = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * h));
+      for (int s2 = 0; s2 < 4; ++s2, q = _mm256_srli_epi16(q, 2)) {
+        const __m256i v = _mm256_and_si256(q, m3);
+        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 128 * h + 32 * s2));
+        const int g = 8 * h + 2 * s2;
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(v, y), pair_scales(wb[g] & 0xf, wb[g + 1] & 0xf)));
+      }
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 80) * da), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return hsum(acc) - minus;
+}
+
+float dot_q3_k(int64_t n, const void* w, const void* a) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), k4 = _mm256_set1_epi8(4);
+  for (int64_t i = 0; i < n / 256; ++i, wb += 110, ab += 292) {
+    float da;
+    std::memcpy(&da, ab, 4);
+    const auto* q8 = ab + 4;
+    const u8* p = wb + 96;
+    int sc[16];
+    for (int g = 0; g < 16; ++g) {
+      const int low = g < 8 ? (p[g] & 0xf) : (p[g - 8] >> 4);
+      sc[g] = (low | (((p[8 + (g % 4)] >> (2 * (g / 4))) & 3) << 4)) - 32;
+    }
+    __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb));
+    __m256i sumi = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 32 + 32 * h));
+      for (int s2 = 0; s2 < 4; ++s2, q = _mm256_srli_epi16(q, 2), hm = _mm256_srli_epi16(hm, 1)) {
+        // u = low two bits | high bit << 2 in 0..7; the level is u - 4.
+        const __m256i u = _mm256_or_si256(_mm256_and_si256(q, m3), _mm256_slli_epi16(_mm256_and_si256(hm, one), 2));
+        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 128 * h + 32 * s2));
+        const __m256i d16 = _mm256_sub_epi16(_mm256_maddubs_epi16(u, y), _mm256_maddubs_epi16(k4, y));
+        const int g = 8 * h + 2 * s2;
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(d16, pair_scales(sc[g], sc[g + 1])));
+      }
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 108) * da), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return hsum(acc);
+}
+
 }  // namespace
 
 DotKernel dot_kernel_avx2(StorageType w) {
@@ -313,6 +382,8 @@ DotKernel dot_kernel_avx2(StorageType w) {
     case T::Q5_1: return {T::Q8_0, dot_q5_1, act_q8_0, Isa::avx2};
     case T::IQ4_NL: return {T::Q8_0, dot_iq4_nl, act_q8_0, Isa::avx2};
     case T::IQ4_XS: return {T::Q8_K, dot_iq4_xs, act_q8_k, Isa::avx2};
+    case T::Q2_K: return {T::Q8_K, dot_q2_k, act_q8_k, Isa::avx2};
+    case T::Q3_K: return {T::Q8_K, dot_q3_k, act_q8_k, Isa::avx2};
     default: return dot_kernel_scalar(w);
   }
 }
