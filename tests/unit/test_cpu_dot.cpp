@@ -105,3 +105,32 @@ TEST_CASE("every weight type has an AVX2 kernel (no scalar fallback left)", "[cp
     CHECK((i512 == Isa::avx512 || i512 == Isa::avx2));
   }
 }
+
+TEST_CASE("4-row kernels equal four single-row dots", "[cpu][dot]") {
+  if (detect_isa() != Isa::avx512) {
+    WARN("no AVX-512 here: the 4-row kernels are not run");
+    return;
+  }
+  for (auto wt : kWeightTypes) {
+    const auto k = dot_kernel(wt, Isa::avx512);
+    if (!k.dot4) continue;
+    const int64_t bs = storage_type_info(wt).block_size;
+    for (int64_t n : {bs, 3 * bs, 8 * bs}) {
+      INFO(storage_type_name(wt) << " n=" << n);
+      const size_t ab = *storage_row_bytes(k.act_type, static_cast<uint64_t>(n));
+      const auto r0 = make_rows(wt, k, n, 100);
+      std::vector<uint8_t> acts(ab * 4);
+      std::vector<Rows> rows;
+      for (int r = 0; r < 4; ++r) {
+        rows.push_back(make_rows(wt, k, n, 200 + static_cast<unsigned>(r)));
+        std::copy(rows.back().a.begin(), rows.back().a.end(), acts.begin() + static_cast<ptrdiff_t>(r * ab));
+      }
+      float out[4];
+      k.dot4(n, r0.w.data(), acts.data(), ab, out);
+      for (int r = 0; r < 4; ++r) {
+        const double one = k.dot(n, r0.w.data(), rows[static_cast<size_t>(r)].a.data());
+        CHECK(std::fabs(out[r] - one) <= 1e-5 * rows[static_cast<size_t>(r)].magnitude + 1e-5);
+      }
+    }
+  }
+}

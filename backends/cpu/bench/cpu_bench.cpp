@@ -76,6 +76,33 @@ void gemv(benchmark::State& state, StorageType type) {
   state.SetLabel(std::string(isa_name(isa)));
 }
 
+// Prefill: m activation rows against a 4096 x 4096 matrix; reports GFLOP/s (2 per MAC).
+void gemm(benchmark::State& state, StorageType type) {
+  const int threads = static_cast<int>(state.range(0));
+  const int64_t k = 4096, rows = 4096, m = state.range(1);
+  const size_t row_bytes = *storage_row_bytes(type, k);
+  std::vector<uint8_t> w(row_bytes * static_cast<size_t>(rows));
+  std::mt19937 rng(2);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> row(k);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : row) v = nd(rng);
+    (void)quantize_row(type, row.data(), w.data() + static_cast<size_t>(r) * row_bytes, k);
+  }
+  std::vector<float> x(static_cast<size_t>(k * m)), y(static_cast<size_t>(rows * m));
+  for (auto& v : x) v = nd(rng);
+  const Isa isa = detect_isa();
+  std::vector<uint8_t> scratch(matmul_scratch_bytes(type, k, m, isa));
+  ThreadPool pool(threads);
+  MatmulArgs a{w.data(), type, k, rows, x.data(), m, y.data()};
+  for (auto _ : state) {
+    if (!matmul(a, isa, pool, scratch.data()).is_ok()) state.SkipWithError("matmul failed");
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(k * rows * m) * static_cast<double>(state.iterations()) / 1e9,
+                                                  benchmark::Counter::kIsRate);
+}
+
 void register_all() {
   const int t = all_threads();
   benchmark::RegisterBenchmark("memory_bandwidth", memory_bandwidth)->Arg(1)->Arg(t)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -84,6 +111,10 @@ void register_all() {
     benchmark::RegisterBenchmark(("gemv/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { gemv(s, type); })
         ->Arg(1)->Arg(t)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
+  for (auto type : {StorageType::Q4_K, StorageType::Q8_0, StorageType::Q6_K})
+    benchmark::RegisterBenchmark(("gemm/" + std::string(storage_type_name(type))).c_str(),
+                                 [type](benchmark::State& s) { gemm(s, type); })
+        ->Args({t, 64})->Args({t, 256})->ArgNames({"threads", "m"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace

@@ -16,12 +16,16 @@ namespace sy::cpu {
 using DotFn = float (*)(int64_t n, const void* w, const void* a);
 /// Converts n floats into the dot type.
 using ActQuantFn = void (*)(int64_t n, const float* x, void* out);
+/// One weight row against four activation rows `a_stride` bytes apart: the weight blocks
+/// are unpacked once for all four (the prefill micro-kernel). out[r] = dot(w, a_r).
+using Dot4Fn = void (*)(int64_t n, const void* w, const void* a, size_t a_stride, float out[4]);
 
 struct DotKernel {
   StorageType act_type = StorageType::F32;  ///< the activation ("dot") type
   DotFn dot = nullptr;                       ///< nullptr: weight type not supported
   ActQuantFn quantize_act = nullptr;         ///< converts f32 activations to act_type
   Isa isa = Isa::scalar;                     ///< the ISA this kernel actually uses
+  Dot4Fn dot4 = nullptr;                     ///< optional 4-row kernel; nullptr: call dot 4 times
 };
 
 /// The kernel for a weight type on an ISA; falls back to a lower ISA's kernel where the

@@ -187,6 +187,64 @@ float dot_q6_k(int64_t n, const void* w, const void* a) {
   return _mm512_reduce_add_ps(acc);
 }
 
+void dot4_q8_0(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  float tail[4] = {0, 0, 0, 0};
+  const int64_t nb = n / 32;
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2) {
+    const u8* w0 = wb + 34 * i;
+    const __m512i qx = join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0 + 2)),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0 + 36)));
+    const __mmask64 neg = _mm512_movepi8_mask(qx);
+    const __m512i ax = _mm512_abs_epi8(qx);
+    const float d0 = f16(w0), d1 = f16(w0 + 34);
+    for (int r = 0; r < 4; ++r) {
+      const u8* a0 = ab + r * stride + 34 * i;
+      const __m512i y = join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a0 + 2)),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a0 + 36)));
+      const __m512i sy = _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y);
+      const __m512i p = _mm512_madd_epi16(_mm512_maddubs_epi16(ax, sy), _mm512_set1_epi16(1));
+      acc[r] = _mm512_fmadd_ps(join(d0 * f16(a0), d1 * f16(a0 + 34)), _mm512_cvtepi32_ps(p), acc[r]);
+    }
+  }
+  if (i < nb)
+    for (int r = 0; r < 4; ++r) tail[r] = dot_q8_0(32, wb + 34 * i, ab + r * stride + 34 * i);
+  for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) + tail[r];
+}
+
+void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  float minus[4] = {0, 0, 0, 0};
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
+    uint8_t sm[16];
+    unpack_scale_min_k4(wb + 4, sm);
+    const float d = f16(wb), dmin = f16(wb + 2);
+    float da[4];
+    for (int r = 0; r < 4; ++r) {
+      std::memcpy(&da[r], ab + r * stride, 4);
+      minus[r] += dmin * da[r] * static_cast<float>(k4_min_sum(sm + 8, ab + r * stride + 260));
+    }
+    __m512i sumi[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+    for (int j = 0; j < 4; ++j) {
+      const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * j));
+      const __m512i q = join(_mm256_and_si256(q4, m4), _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4));
+      const __m512i sc = scales16(sm[2 * j], sm[2 * j + 1]);
+      for (int r = 0; r < 4; ++r) {
+        const __m512i y = _mm512_loadu_si512(ab + r * stride + 4 + 64 * j);
+        sumi[r] = _mm512_add_epi32(sumi[r], _mm512_madd_epi16(_mm512_maddubs_epi16(q, y), sc));
+      }
+    }
+    for (int r = 0; r < 4; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * da[r]), _mm512_cvtepi32_ps(sumi[r]), acc[r]);
+  }
+  for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) - minus[r];
+}
+
 }  // namespace
 
 DotKernel dot_kernel_avx512(StorageType w) {
@@ -194,9 +252,9 @@ DotKernel dot_kernel_avx512(StorageType w) {
   switch (w) {
     case T::F32: return {T::F32, dot_f32, act_f32, Isa::avx512};
     case T::F16: return {T::F32, dot_f16, act_f32, Isa::avx512};
-    case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx512};
+    case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx512, dot4_q8_0};
     case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx512};
-    case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx512};
+    case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx512, dot4_q4_k};
     case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx512};
     default: return dot_kernel_avx2(w);
   }

@@ -45,8 +45,14 @@ Status matmul(const MatmulArgs& a, Isa isa, ThreadPool& pool, void* scratch) {
       const int64_t t1 = std::min(a.m, t0 + kActTile);
       for (int64_t r = r0; r < r1; ++r) {
         const uint8_t* wr = w + static_cast<size_t>(r) * w_row;
-        for (int64_t i = t0; i < t1; ++i)
-          a.y[i * a.rows + r] = kern.dot(a.k, wr, act + static_cast<size_t>(i) * a_row);
+        int64_t i = t0;
+        if (kern.dot4)
+          for (; i + 4 <= t1; i += 4) {
+            float out[4];
+            kern.dot4(a.k, wr, act + static_cast<size_t>(i) * a_row, a_row, out);
+            for (int j = 0; j < 4; ++j) a.y[(i + j) * a.rows + r] = out[j];
+          }
+        for (; i < t1; ++i) a.y[i * a.rows + r] = kern.dot(a.k, wr, act + static_cast<size_t>(i) * a_row);
       }
     }
   });
