@@ -107,16 +107,17 @@ TEST_CASE("every weight type has an AVX2 kernel (no scalar fallback left)", "[cp
 }
 
 TEST_CASE("4-row kernels equal four single-row dots", "[cpu][dot]") {
-  if (detect_isa() != Isa::avx512) {
-    WARN("no AVX-512 here: the 4-row kernels are not run");
-    return;
-  }
+  std::vector<Isa> isas;
+  if (detect_isa() != Isa::scalar) isas.push_back(Isa::avx2);
+  if (detect_isa() == Isa::avx512) isas.push_back(Isa::avx512);
+  if (isas.empty()) WARN("no SIMD here: the 4-row kernels are not run");
+  for (auto isa : isas)
   for (auto wt : kWeightTypes) {
-    const auto k = dot_kernel(wt, Isa::avx512);
+    const auto k = dot_kernel(wt, isa);
     if (!k.dot4) continue;
     const int64_t bs = storage_type_info(wt).block_size;
     for (int64_t n : {bs, 3 * bs, 8 * bs}) {
-      INFO(storage_type_name(wt) << " n=" << n);
+      INFO(isa_name(isa) << " " << storage_type_name(wt) << " n=" << n);
       const size_t ab = *storage_row_bytes(k.act_type, static_cast<uint64_t>(n));
       const auto r0 = make_rows(wt, k, n, 100);
       std::vector<uint8_t> acts(ab * 4);

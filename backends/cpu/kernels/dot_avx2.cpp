@@ -135,6 +135,40 @@ float dot_q4_k(int64_t n, const void* w, const void* a) {
   return hsum(acc) - _mm256_cvtss_f32(acc_min);
 }
 
+void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  float minus[4] = {0, 0, 0, 0};
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
+    uint8_t sm[16];
+    unpack_scale_min_k4(wb + 4, sm);
+    const float d = f16(wb), dmin = f16(wb + 2);
+    float da[4];
+    for (int r = 0; r < 4; ++r) {
+      std::memcpy(&da[r], ab + r * stride, 4);
+      minus[r] += dmin * da[r] * static_cast<float>(k4_min_sum(sm + 8, ab + r * stride + 260));
+    }
+    __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int j = 0; j < 4; ++j) {
+      const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * j));
+      const __m256i lo = _mm256_and_si256(q4, m4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4);
+      const __m256i s0 = _mm256_set1_epi16(sm[2 * j]), s1 = _mm256_set1_epi16(sm[2 * j + 1]);
+      for (int r = 0; r < 4; ++r) {
+        const u8* q8 = ab + r * stride + 4 + 64 * j;
+        const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8));
+        const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32));
+        sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), s0),
+                                                             _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), s1)));
+      }
+    }
+    for (int r = 0; r < 4; ++r) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da[r]), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
+  }
+  for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]) - minus[r];
+}
+
 float dot_q6_k(int64_t n, const void* w, const void* a) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
@@ -374,7 +408,7 @@ DotKernel dot_kernel_avx2(StorageType w) {
     case T::BF16: return {T::F32, dot_bf16, act_f32, Isa::avx2};
     case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx2};
     case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx2};
-    case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx2};
+    case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx2, dot4_q4_k};
     case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx2};
     case T::Q5_K: return {T::Q8_K, dot_q5_k, act_q8_k, Isa::avx2};
     case T::Q4_1: return {T::Q8_0, dot_q4_1, act_q8_0, Isa::avx2};

@@ -245,6 +245,50 @@ void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out
   for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) - minus[r];
 }
 
+void dot4_q6_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m2 = _mm256_set1_epi8(0x03);
+  const __m512i k32 = _mm512_set1_epi8(32);
+  for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
+    const auto* sc = reinterpret_cast<const int8_t*>(wb + 192);
+    __m512i sumi[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+    for (int h = 0; h < 2; ++h) {
+      const u8* ql = wb + 64 * h;
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 128 + 32 * h));
+      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+      const __m256i u0 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
+      const __m256i u1 = _mm256_or_si256(_mm256_and_si256(l1, m4),
+                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
+      const __m256i u2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
+      const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
+      const __m512i uu[2] = {join(u0, u1), join(u2, u3)};
+      for (int k = 0; k < 2; ++k) {
+        const int g = 8 * h + 4 * k;
+        const __m512i s = join(_mm256_set_m128i(_mm_set1_epi16(sc[g + 1]), _mm_set1_epi16(sc[g])),
+                               _mm256_set_m128i(_mm_set1_epi16(sc[g + 3]), _mm_set1_epi16(sc[g + 2])));
+        for (int r = 0; r < 4; ++r) {
+          const __m512i y = _mm512_loadu_si512(ab + r * stride + 4 + 128 * h + 64 * k);
+          const __m512i p = _mm512_sub_epi16(_mm512_maddubs_epi16(uu[k], y), _mm512_maddubs_epi16(k32, y));
+          sumi[r] = _mm512_add_epi32(sumi[r], _mm512_madd_epi16(p, s));
+        }
+      }
+    }
+    const float d = f16(wb + 208);
+    for (int r = 0; r < 4; ++r) {
+      float da;
+      std::memcpy(&da, ab + r * stride, 4);
+      acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * da), _mm512_cvtepi32_ps(sumi[r]), acc[r]);
+    }
+  }
+  for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+}
+
 }  // namespace
 
 DotKernel dot_kernel_avx512(StorageType w) {
@@ -255,7 +299,7 @@ DotKernel dot_kernel_avx512(StorageType w) {
     case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx512, dot4_q8_0};
     case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx512};
     case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx512, dot4_q4_k};
-    case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx512};
+    case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx512, dot4_q6_k};
     default: return dot_kernel_avx2(w);
   }
 }
