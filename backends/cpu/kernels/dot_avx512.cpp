@@ -111,55 +111,78 @@ float dot_q4_0(int64_t n, const void* w, const void* a) {
   return s;
 }
 
-__m512i scales16(int a, int b) {  // 16 x int16 of a, then 16 x int16 of b
-  return join(_mm256_set1_epi16(static_cast<int16_t>(a)), _mm256_set1_epi16(static_cast<int16_t>(b)));
-}
 
-int k4_min_sum(const uint8_t* mins, const uint8_t* bsums) {
-  const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mins));
-  const __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
-  const __m256i p = _mm256_madd_epi16(m16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)));
-  return _mm512_reduce_add_epi32(_mm512_zextsi256_si512(p));  // zext: the upper half must be 0
-}
+// Q4_K building blocks. A 64-element chunk j is 32 bytes of nibbles: broadcast to both
+// halves of a register, shift the upper half right by 4, mask: lower half = sub-block 2j,
+// upper = 2j+1, in the same byte order as the activations.
+struct Q4K {
+  __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+  __m512i m4 = _mm512_set1_epi8(0x0f);
+  __m512i idx[4];  // word permutations picking scale 2j for lanes 0..15 and 2j+1 for 16..31
+  Q4K() {
+    for (int j = 0; j < 4; ++j)
+      idx[j] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(static_cast<int16_t>(2 * j))),
+                                  _mm256_set1_epi16(static_cast<int16_t>(2 * j + 1)), 1);
+  }
+  __m512i levels(const u8* qs, int j) const {
+    const __m512i b = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * j)));
+    return _mm512_and_si512(_mm512_srlv_epi16(b, shifts), m4);
+  }
+  // The 8 scales as int16 in lanes 0..7 (the rest unused).
+  static __m512i scale_words(const uint8_t* sm) {
+    return _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm))));
+  }
+  // min_j * (bsum[2j] + bsum[2j+1]) for all j, as 8 int32 partial sums.
+  static __m256i min_terms(const uint8_t* mins, const uint8_t* bsums) {
+    const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mins));
+    return _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8)),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)));
+  }
+};
 
 float dot_q4_k(int64_t n, const void* w, const void* a) {
+  static const Q4K K;
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
   __m512 acc = _mm512_setzero_ps();
-  float minus = 0;
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  __m256 acc_min = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
     float da;
     std::memcpy(&da, ab, 4);
-    const auto* q8 = ab + 4;
     uint8_t sm[16];
     unpack_scale_min_k4(wb + 4, sm);
-    minus += f16(wb + 2) * da * static_cast<float>(k4_min_sum(sm + 8, ab + 260));
+    acc_min = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 2) * da), _mm256_cvtepi32_ps(Q4K::min_terms(sm + 8, ab + 260)), acc_min);
+    const __m512i sw = Q4K::scale_words(sm);
     __m512i sumi = _mm512_setzero_si512();
     for (int j = 0; j < 4; ++j) {
-      const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * j));
-      const __m512i q = join(_mm256_and_si256(q4, m4), _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4));
-      const __m512i y = _mm512_loadu_si512(q8 + 64 * j);
-      sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(_mm512_maddubs_epi16(q, y), scales16(sm[2 * j], sm[2 * j + 1])));
+      const __m512i y = _mm512_loadu_si512(ab + 4 + 64 * j);
+      const __m512i p = _mm512_madd_epi16(_mm512_maddubs_epi16(K.levels(wb + 16, j), y), _mm512_permutexvar_epi16(K.idx[j], sw));
+      sumi = _mm512_add_epi32(sumi, p);
     }
     acc = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb) * da), _mm512_cvtepi32_ps(sumi), acc);
   }
-  return _mm512_reduce_add_ps(acc) - minus;
+  const __m256 mn = acc_min;
+  __m128 r = _mm_add_ps(_mm256_castps256_ps128(mn), _mm256_extractf128_ps(mn, 1));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm512_reduce_add_ps(acc) - _mm_cvtss_f32(r);
 }
 
-float dot_q6_k(int64_t n, const void* w, const void* a) {
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
-  __m512 acc = _mm512_setzero_ps();
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
-  const __m256i m2 = _mm256_set1_epi8(0x03);
-  const __m512i k32 = _mm512_set1_epi8(32);
-  for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
-    float da;
-    std::memcpy(&da, ab, 4);
-    const auto* q8 = ab + 4;
-    const auto* sc = reinterpret_cast<const int8_t*>(wb + 192);
-    __m512i sumi = _mm512_setzero_si512();
+// Q6_K building blocks: levels u in 0..63 (the stored value is u - 32). Sums use u, and
+// 32 * (activation 16-element sums) * scale is subtracted once per super-block.
+struct Q6K {
+  __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x03);
+  __m512i idx[4];  // word permutations: groups g..g+3 of 8 lanes each, g = 4 * (2h + k)
+  Q6K() {
+    for (int c = 0; c < 4; ++c) {
+      const int g = 4 * c;
+      idx[c] = _mm512_inserti64x4(
+          _mm512_castsi256_si512(_mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(g + 1)), _mm_set1_epi16(static_cast<int16_t>(g)))),
+          _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(g + 3)), _mm_set1_epi16(static_cast<int16_t>(g + 2))), 1);
+    }
+  }
+  // The four 64-level chunks of one super-block, in element order.
+  void levels(const u8* wb, __m512i out[4]) const {
     for (int h = 0; h < 2; ++h) {
       const u8* ql = wb + 64 * h;
       const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 128 + 32 * h));
@@ -172,20 +195,41 @@ float dot_q6_k(int64_t n, const void* w, const void* a) {
                                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
       const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
                                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
-      const __m512i uu[2] = {join(u0, u1), join(u2, u3)};
-      for (int k = 0; k < 2; ++k) {
-        const __m512i y = _mm512_loadu_si512(q8 + 128 * h + 64 * k);
-        const __m512i p = _mm512_sub_epi16(_mm512_maddubs_epi16(uu[k], y), _mm512_maddubs_epi16(k32, y));
-        const int g = 8 * h + 4 * k;  // four 16-element groups in these 64
-        const __m512i s = join(_mm256_set_m128i(_mm_set1_epi16(sc[g + 1]), _mm_set1_epi16(sc[g])),
-                               _mm256_set_m128i(_mm_set1_epi16(sc[g + 3]), _mm_set1_epi16(sc[g + 2])));
-        sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(p, s));
-      }
+      out[2 * h] = join(u0, u1);
+      out[2 * h + 1] = join(u2, u3);
+    }
+  }
+  static __m256i scale_words(const u8* wb) {
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb + 192)));
+  }
+  // sum_g scale_g * 32 * bsum_g, as 8 int32 partial sums.
+  static __m256i offset_terms(__m256i sw, const u8* bsums) {
+    return _mm256_madd_epi16(_mm256_slli_epi16(sw, 5), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)));
+  }
+};
+
+float dot_q6_k(int64_t n, const void* w, const void* a) {
+  static const Q6K K;
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
+    float da;
+    std::memcpy(&da, ab, 4);
+    __m512i u[4];
+    K.levels(wb, u);
+    const __m256i sw = Q6K::scale_words(wb);
+    const __m512i sw512 = _mm512_castsi256_si512(sw);
+    __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), Q6K::offset_terms(sw, ab + 260)));
+    for (int c = 0; c < 4; ++c) {
+      const __m512i y = _mm512_loadu_si512(ab + 4 + 64 * c);
+      sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(_mm512_maddubs_epi16(u[c], y), _mm512_permutexvar_epi16(K.idx[c], sw512)));
     }
     acc = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb + 208) * da), _mm512_cvtepi32_ps(sumi), acc);
   }
   return _mm512_reduce_add_ps(acc);
 }
+
 
 void dot4_q8_0(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
   const auto* wb = static_cast<const u8*>(w);
@@ -216,11 +260,11 @@ void dot4_q8_0(int64_t n, const void* w, const void* a, size_t stride, float out
 }
 
 void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  static const Q4K K;
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
   __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  float minus[4] = {0, 0, 0, 0};
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  __m256 acc_min[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
     uint8_t sm[16];
     unpack_scale_min_k4(wb + 4, sm);
@@ -228,13 +272,14 @@ void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out
     float da[4];
     for (int r = 0; r < 4; ++r) {
       std::memcpy(&da[r], ab + r * stride, 4);
-      minus[r] += dmin * da[r] * static_cast<float>(k4_min_sum(sm + 8, ab + r * stride + 260));
+      acc_min[r] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * da[r]),
+                                   _mm256_cvtepi32_ps(Q4K::min_terms(sm + 8, ab + r * stride + 260)), acc_min[r]);
     }
+    const __m512i sw = Q4K::scale_words(sm);
     __m512i sumi[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
     for (int j = 0; j < 4; ++j) {
-      const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * j));
-      const __m512i q = join(_mm256_and_si256(q4, m4), _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4));
-      const __m512i sc = scales16(sm[2 * j], sm[2 * j + 1]);
+      const __m512i q = K.levels(wb + 16, j);
+      const __m512i sc = _mm512_permutexvar_epi16(K.idx[j], sw);
       for (int r = 0; r < 4; ++r) {
         const __m512i y = _mm512_loadu_si512(ab + r * stride + 4 + 64 * j);
         sumi[r] = _mm512_add_epi32(sumi[r], _mm512_madd_epi16(_mm512_maddubs_epi16(q, y), sc));
@@ -242,48 +287,37 @@ void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out
     }
     for (int r = 0; r < 4; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * da[r]), _mm512_cvtepi32_ps(sumi[r]), acc[r]);
   }
-  for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) - minus[r];
+  for (int r = 0; r < 4; ++r) {
+    __m128 m = _mm_add_ps(_mm256_castps256_ps128(acc_min[r]), _mm256_extractf128_ps(acc_min[r], 1));
+    m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_add_ss(m, _mm_movehdup_ps(m));
+    out[r] = _mm512_reduce_add_ps(acc[r]) - _mm_cvtss_f32(m);
+  }
 }
 
 void dot4_q6_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  static const Q6K K;
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
   __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
-  const __m256i m2 = _mm256_set1_epi8(0x03);
-  const __m512i k32 = _mm512_set1_epi8(32);
   for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
-    const auto* sc = reinterpret_cast<const int8_t*>(wb + 192);
-    __m512i sumi[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
-    for (int h = 0; h < 2; ++h) {
-      const u8* ql = wb + 64 * h;
-      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 128 + 32 * h));
-      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-      const __m256i u0 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
-      const __m256i u1 = _mm256_or_si256(_mm256_and_si256(l1, m4),
-                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
-      const __m256i u2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
-      const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
-      const __m512i uu[2] = {join(u0, u1), join(u2, u3)};
-      for (int k = 0; k < 2; ++k) {
-        const int g = 8 * h + 4 * k;
-        const __m512i s = join(_mm256_set_m128i(_mm_set1_epi16(sc[g + 1]), _mm_set1_epi16(sc[g])),
-                               _mm256_set_m128i(_mm_set1_epi16(sc[g + 3]), _mm_set1_epi16(sc[g + 2])));
-        for (int r = 0; r < 4; ++r) {
-          const __m512i y = _mm512_loadu_si512(ab + r * stride + 4 + 128 * h + 64 * k);
-          const __m512i p = _mm512_sub_epi16(_mm512_maddubs_epi16(uu[k], y), _mm512_maddubs_epi16(k32, y));
-          sumi[r] = _mm512_add_epi32(sumi[r], _mm512_madd_epi16(p, s));
-        }
-      }
-    }
+    __m512i u[4];
+    K.levels(wb, u);
+    const __m256i sw = Q6K::scale_words(wb);
+    const __m512i sw512 = _mm512_castsi256_si512(sw);
+    __m512i sc[4];
+    for (int c = 0; c < 4; ++c) sc[c] = _mm512_permutexvar_epi16(K.idx[c], sw512);
     const float d = f16(wb + 208);
     for (int r = 0; r < 4; ++r) {
+      const u8* ar = ab + r * stride;
+      __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), Q6K::offset_terms(sw, ar + 260)));
+      for (int c = 0; c < 4; ++c) {
+        const __m512i y = _mm512_loadu_si512(ar + 4 + 64 * c);
+        sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(_mm512_maddubs_epi16(u[c], y), sc[c]));
+      }
       float da;
-      std::memcpy(&da, ab + r * stride, 4);
-      acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * da), _mm512_cvtepi32_ps(sumi[r]), acc[r]);
+      std::memcpy(&da, ar, 4);
+      acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * da), _mm512_cvtepi32_ps(sumi), acc[r]);
     }
   }
   for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
