@@ -91,17 +91,14 @@ float dot_q4_0(int64_t n, const void* w, const void* a) {
   return hsum(acc);
 }
 
-// Sum over the 8 sub-blocks of min_j * (bsum[2j] + bsum[2j+1]) in one madd.
-inline int k4_min_sum(const uint8_t* mins, const uint8_t* bsums) {
-  const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mins));
+// Sum over the 8 sub-blocks of min_j * (bsum[2j] + bsum[2j+1]) in one madd. The mins come
+// from registers (words 2 and 3 of the unpacked scales), not from a stack copy.
+inline int k4_min_sum(const ScaleMinWords& u, const uint8_t* bsums) {
+  const __m128i m8 = _mm_set_epi32(0, 0, static_cast<int>(u.w[3]), static_cast<int>(u.w[2]));
   const __m128i m8x2 = _mm_unpacklo_epi8(m8, m8);  // each min twice: one per 16-element bsum
   const __m256i m16 = _mm256_cvtepu8_epi16(m8x2);
   const __m256i b16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums));
-  const __m256i p = _mm256_madd_epi16(m16, b16);
-  __m128i r = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
-  r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
-  r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
-  return _mm_cvtsi128_si32(r);
+  return hsum_i32(_mm256_madd_epi16(m16, b16));
 }
 
 float dot_q4_k(int64_t n, const void* w, const void* a) {
@@ -114,9 +111,10 @@ float dot_q4_k(int64_t n, const void* w, const void* a) {
     float da;
     std::memcpy(&da, ab, 4);
     const auto* q8 = ab + 4;
-    uint8_t sm[16];
-    unpack_scale_min_k4(wb + 4, sm);
-    const int msum = k4_min_sum(sm + 8, ab + 260);
+    const ScaleMinWords u = scale_min_words_k4(wb + 4);
+    uint8_t sm[8];
+    std::memcpy(sm, u.w, 8);
+    const int msum = k4_min_sum(u, ab + 260);
     acc_min = _mm256_add_ps(acc_min, _mm256_set1_ps(f16(wb + 2) * da * static_cast<float>(msum)));
     __m256i sumi = _mm256_setzero_si256();
     for (int j = 0; j < 4; ++j) {
@@ -142,13 +140,14 @@ void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out
   float minus[4] = {0, 0, 0, 0};
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
-    uint8_t sm[16];
-    unpack_scale_min_k4(wb + 4, sm);
+    const ScaleMinWords u = scale_min_words_k4(wb + 4);
+    uint8_t sm[8];
+    std::memcpy(sm, u.w, 8);
     const float d = f16(wb), dmin = f16(wb + 2);
     float da[4];
     for (int r = 0; r < 4; ++r) {
       std::memcpy(&da[r], ab + r * stride, 4);
-      minus[r] += dmin * da[r] * static_cast<float>(k4_min_sum(sm + 8, ab + r * stride + 260));
+      minus[r] += dmin * da[r] * static_cast<float>(k4_min_sum(u, ab + r * stride + 260));
     }
     __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
     for (int j = 0; j < 4; ++j) {
@@ -305,9 +304,10 @@ float dot_q5_k(int64_t n, const void* w, const void* a) {
     float da;
     std::memcpy(&da, ab, 4);
     const auto* q8 = ab + 4;
-    uint8_t sm[16];
-    unpack_scale_min_k4(wb + 4, sm);
-    minus += f16(wb + 2) * da * static_cast<float>(k4_min_sum(sm + 8, ab + 260));
+    const ScaleMinWords u = scale_min_words_k4(wb + 4);
+    uint8_t sm[8];
+    std::memcpy(sm, u.w, 8);
+    minus += f16(wb + 2) * da * static_cast<float>(k4_min_sum(u, ab + 260));
     __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16));
     __m256i sumi = _mm256_setzero_si256();
     for (int j = 0; j < 4; ++j) {

@@ -128,13 +128,17 @@ struct Q4K {
     const __m512i b = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * j)));
     return _mm512_and_si512(_mm512_srlv_epi16(b, shifts), m4);
   }
-  // The 8 scales as int16 in lanes 0..7 (the rest unused).
-  static __m512i scale_words(const uint8_t* sm) {
-    return _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm))));
+  // Scales in bytes 0..7 and mins in bytes 8..15 of one register.
+  static __m128i scale_mins(const uint8_t* packed) {
+    const ScaleMinWords u = scale_min_words_k4(packed);
+    return _mm_set_epi32(static_cast<int>(u.w[3]), static_cast<int>(u.w[2]), static_cast<int>(u.w[1]),
+                         static_cast<int>(u.w[0]));
   }
+  // The 8 scales as int16 in lanes 0..7 (the rest unused).
+  static __m512i scale_words(__m128i sm) { return _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm)); }
   // min_j * (bsum[2j] + bsum[2j+1]) for all j, as 8 int32 partial sums.
-  static __m256i min_terms(const uint8_t* mins, const uint8_t* bsums) {
-    const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mins));
+  static __m256i min_terms(__m128i sm, const uint8_t* bsums) {
+    const __m128i m8 = _mm_srli_si128(sm, 8);
     return _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8)),
                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)));
   }
@@ -149,9 +153,8 @@ float dot_q4_k(int64_t n, const void* w, const void* a) {
   for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
     float da;
     std::memcpy(&da, ab, 4);
-    uint8_t sm[16];
-    unpack_scale_min_k4(wb + 4, sm);
-    acc_min = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 2) * da), _mm256_cvtepi32_ps(Q4K::min_terms(sm + 8, ab + 260)), acc_min);
+    const __m128i sm = Q4K::scale_mins(wb + 4);
+    acc_min = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 2) * da), _mm256_cvtepi32_ps(Q4K::min_terms(sm, ab + 260)), acc_min);
     const __m512i sw = Q4K::scale_words(sm);
     __m512i sumi = _mm512_setzero_si512();
     for (int j = 0; j < 4; ++j) {
@@ -266,14 +269,13 @@ void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out
   __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
   __m256 acc_min[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
-    uint8_t sm[16];
-    unpack_scale_min_k4(wb + 4, sm);
+    const __m128i sm = Q4K::scale_mins(wb + 4);
     const float d = f16(wb), dmin = f16(wb + 2);
     float da[4];
     for (int r = 0; r < 4; ++r) {
       std::memcpy(&da[r], ab + r * stride, 4);
       acc_min[r] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * da[r]),
-                                   _mm256_cvtepi32_ps(Q4K::min_terms(sm + 8, ab + r * stride + 260)), acc_min[r]);
+                                   _mm256_cvtepi32_ps(Q4K::min_terms(sm, ab + r * stride + 260)), acc_min[r]);
     }
     const __m512i sw = Q4K::scale_words(sm);
     __m512i sumi[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};

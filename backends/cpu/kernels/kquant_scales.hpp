@@ -7,19 +7,20 @@
 
 namespace sy::cpu {
 
-/// out[0..7] = scales, out[8..15] = mins.
-inline void unpack_scale_min_k4(const uint8_t* packed, uint8_t out[16]) {
+/// Words 0-1: the 8 scales (one byte each); words 2-3: the 8 mins. Computed in integer
+/// registers: callers build vectors from the words directly, because a round trip through
+/// a stack array (four 4-byte stores, then an 8-byte load) stalls store-to-load forwarding.
+struct ScaleMinWords {
+  uint32_t w[4];
+};
+inline ScaleMinWords scale_min_words_k4(const uint8_t* packed) {
   constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-  uint32_t u[4];
-  std::memcpy(u, packed, 12);
-  // Bytes 0..3 hold scales 0..3 (low 6 bits) and bytes 4..7 mins 0..3; the top two bits
-  // of bytes 0..7 and the nibbles of bytes 8..11 make scales and mins 4..7.
-  u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4);  // mins 4..7
-  const uint32_t mins_lo = u[1] & kLow6;                          // mins 0..3
-  u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4);            // scales 4..7
-  u[2] = mins_lo;
-  u[0] &= kLow6;                                                   // scales 0..3
-  std::memcpy(out, u, 16);
+  uint32_t u0, u1, u2;
+  std::memcpy(&u0, packed, 4);
+  std::memcpy(&u1, packed + 4, 4);
+  std::memcpy(&u2, packed + 8, 4);
+  return {{u0 & kLow6, (u2 & kLow4) | (((u0 >> 6) & kLow2) << 4), u1 & kLow6,
+           ((u2 >> 4) & kLow4) | (((u1 >> 6) & kLow2) << 4)}};
 }
 
 }  // namespace sy::cpu

@@ -33,9 +33,12 @@ Status matmul(const MatmulArgs& a, Isa isa, ThreadPool& pool, void* scratch) {
   auto* act = static_cast<uint8_t*>(scratch);
   pool.run(a.m, [&](int64_t i, int) { kern.quantize_act(a.k, a.x + i * a.k, act + static_cast<size_t>(i) * a_row); });
 
-  // Tasks: chunks of weight rows. Small chunks balance the threads; 16 rows keep a chunk's
-  // weights in L1/L2 while a tile of activation rows passes over them.
-  constexpr int64_t kRowChunk = 16;
+  // Tasks: chunks of weight rows. For GEMV (one activation row) each thread should stream
+  // long contiguous ranges, which the hardware prefetchers follow; a few chunks per thread
+  // still balance the load. For GEMM, 16 rows keep a chunk's weights in cache while tiles
+  // of activation rows pass over them.
+  const int64_t kRowChunk =
+      a.m == 1 ? std::max<int64_t>(16, a.rows / (2 * static_cast<int64_t>(pool.size()))) : 16;
   constexpr int64_t kActTile = 32;
   const int64_t chunks = (a.rows + kRowChunk - 1) / kRowChunk;
   const auto* w = static_cast<const uint8_t*>(a.w);
