@@ -6,32 +6,12 @@
 
 #include "dot.hpp"
 #include "kquant_scales.hpp"
+#include "simd_avx512.hpp"
 
 namespace sy::cpu {
 namespace {
 
-using u8 = uint8_t;
-
-float f16(const u8* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return _cvtsh_ss(v);
-}
-
-// Signed int8 x int8 over 64 lanes -> 16 int32 sums; AVX-512 has no sign_epi8, so y is
-// negated where x is negative and x replaced by |x|.
-__m512i dot_i8(__m512i x, __m512i y) {
-  const __mmask64 neg = _mm512_movepi8_mask(x);
-  const __m512i ax = _mm512_abs_epi8(x);
-  const __m512i sy = _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y);
-  return _mm512_madd_epi16(_mm512_maddubs_epi16(ax, sy), _mm512_set1_epi16(1));
-}
-
-__m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
-__m512 join(float lo, float hi) {
-  return _mm512_castpd_ps(
-      _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(lo))), _mm256_castps_pd(_mm256_set1_ps(hi)), 1));
-}
+using namespace avx512;
 
 float dot_f32(int64_t n, const void* w, const void* a) {
   const auto* x = static_cast<const float*>(w);
@@ -83,11 +63,6 @@ float dot_q8_0(int64_t n, const void* w, const void* a) {
   return s;
 }
 
-__m256i nibbles(const u8* p) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i m = _mm_set1_epi8(0x0f);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
-}
 
 float dot_q4_0(int64_t n, const void* w, const void* a) {
   const auto* wb = static_cast<const u8*>(w);
@@ -336,7 +311,10 @@ DotKernel dot_kernel_avx512(StorageType w) {
     case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx512};
     case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx512, dot4_q4_k};
     case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx512, dot4_q6_k};
-    default: return dot_kernel_avx2(w);
+    default: {
+      const DotKernel extra = dot_kernel_avx512_extra(w);
+      return extra.dot ? extra : dot_kernel_avx2(w);
+    }
   }
 }
 
