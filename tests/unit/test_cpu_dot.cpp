@@ -134,3 +134,23 @@ TEST_CASE("4-row kernels equal four single-row dots", "[cpu][dot]") {
     }
   }
 }
+
+TEST_CASE("AVX-512 VNNI variants agree with the scalar kernels", "[cpu][dot]") {
+  if (detect_isa() != Isa::avx512 || !cpu_has("avx512vnni")) {
+    WARN("no AVX-512 VNNI here: the VNNI kernels are not run");
+    return;
+  }
+  for (auto wt : kWeightTypes) {
+    const auto k = dot_kernel_avx512_best(wt, true);
+    const auto plain = dot_kernel_avx512(wt);
+    const auto ref = dot_kernel_scalar(wt);
+    const int64_t bs = storage_type_info(wt).block_size;
+    for (int64_t n : {bs, 3 * bs, 9 * bs, bs == 1 ? int64_t{53} : 16 * bs}) {
+      INFO(storage_type_name(wt) << " n=" << n);
+      const auto r = make_rows(wt, ref, n, static_cast<unsigned>(n) * 13 + 5);
+      const double s = ref.dot(n, r.w.data(), r.a.data());
+      CHECK(std::fabs(k.dot(n, r.w.data(), r.a.data()) - s) <= 1e-5 * r.magnitude + 1e-6);
+      CHECK(std::fabs(plain.dot(n, r.w.data(), r.a.data()) - s) <= 1e-5 * r.magnitude + 1e-6);
+    }
+  }
+}

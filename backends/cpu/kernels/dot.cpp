@@ -1,10 +1,15 @@
 #include "dot.hpp"
 
+#include "switchyard/cpu.hpp"
+
 namespace sy::cpu {
 
 DotKernel dot_kernel(StorageType weight, Isa isa) {
 #if defined(__x86_64__)
-  if (isa == Isa::avx512) return dot_kernel_avx512(weight);
+  if (isa == Isa::avx512) {
+    static const bool vnni = cpu_has("avx512vnni");
+    return dot_kernel_avx512_best(weight, vnni);
+  }
   if (isa == Isa::avx2) return dot_kernel_avx2(weight);
 #else
   (void)isa;

@@ -42,6 +42,8 @@ DotKernel dot_kernel_scalar(StorageType weight);
 #if defined(__x86_64__)
 DotKernel dot_kernel_avx2(StorageType weight);
 DotKernel dot_kernel_avx512(StorageType weight);
+/// The AVX-512 kernel, preferring the VNNI variant when `vnni` (callers check the CPU).
+DotKernel dot_kernel_avx512_best(StorageType weight, bool vnni);
 #endif
 
 }  // namespace sy::cpu

@@ -302,6 +302,12 @@ void dot4_q6_k(int64_t n, const void* w, const void* a, size_t stride, float out
 
 }  // namespace
 
+DotKernel dot_kernel_avx512_best(StorageType w, bool vnni) {
+  if (vnni)
+    if (const DotKernel k = dot_kernel_avx512_vnni(w); k.dot) return k;
+  return dot_kernel_avx512(w);
+}
+
 DotKernel dot_kernel_avx512(StorageType w) {
   using T = StorageType;
   switch (w) {

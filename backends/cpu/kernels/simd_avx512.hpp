@@ -14,6 +14,9 @@ namespace sy::cpu {
 /// Kernels of dot_avx512_extra.cpp (Q4_1, Q5_0, Q5_1, IQ4_NL, Q5_K, IQ4_XS, Q2_K, Q3_K,
 /// BF16); an empty DotKernel for other types.
 DotKernel dot_kernel_avx512_extra(StorageType w);
+/// VNNI variants (dot_avx512_vnni.cpp, built with -mavx512vnni); an empty DotKernel where
+/// VNNI brings nothing.
+DotKernel dot_kernel_avx512_vnni(StorageType w);
 
 namespace avx512 {
 
