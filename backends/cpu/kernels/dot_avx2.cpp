@@ -4,6 +4,7 @@
 
 #include "dot.hpp"
 #include "kquant_scales.hpp"
+#include "switchyard/quant.hpp"
 #include "simd_avx2.hpp"
 
 namespace sy::cpu {
@@ -55,12 +56,7 @@ float dot_bf16(int64_t n, const void* w, const void* a) {
     s0 = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(wi, 16)), _mm256_loadu_ps(y + i), s0);
   }
   float s = hsum(s0);
-  for (; i < n; ++i) {
-    const uint32_t v = static_cast<uint32_t>(x[i]) << 16;
-    float f;
-    std::memcpy(&f, &v, 4);
-    s += f * y[i];
-  }
+  for (; i < n; ++i) s += bf16_to_fp32(x[i]) * y[i];
   return s;
 }
 
@@ -374,12 +370,8 @@ float dot_q3_k(int64_t n, const void* w, const void* a) {
     float da;
     std::memcpy(&da, ab, 4);
     const auto* q8 = ab + 4;
-    const u8* p = wb + 96;
     int sc[16];
-    for (int g = 0; g < 16; ++g) {
-      const int low = g < 8 ? (p[g] & 0xf) : (p[g - 8] >> 4);
-      sc[g] = (low | (((p[8 + (g % 4)] >> (2 * (g / 4))) & 3) << 4)) - 32;
-    }
+    q3k_scales(wb + 96, sc);
     __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb));
     __m256i sumi = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {

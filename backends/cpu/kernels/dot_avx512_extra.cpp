@@ -1,6 +1,7 @@
 // AVX-512 kernels for the remaining weight types: two 32-element blocks (or two K-quant
 // 32/16-element groups) per 512-bit step. Built with the AVX-512 flags only.
 #include "kquant_scales.hpp"
+#include "switchyard/quant.hpp"
 #include "simd_avx512.hpp"
 
 namespace sy::cpu {
@@ -103,12 +104,7 @@ float dot_bf16(int64_t n, const void* w, const void* a) {
     s0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(wi, 16)), _mm512_loadu_ps(y + i), s0);
   }
   float s = _mm512_reduce_add_ps(s0);
-  for (; i < n; ++i) {
-    const uint32_t v = static_cast<uint32_t>(x[i]) << 16;
-    float f;
-    std::memcpy(&f, &v, 4);
-    s += f * y[i];
-  }
+  for (; i < n; ++i) s += bf16_to_fp32(x[i]) * y[i];
   return s;
 }
 
@@ -168,12 +164,8 @@ float dot_q3_k(int64_t n, const void* w, const void* a) {
   for (int64_t i = 0; i < n / 256; ++i, wb += 110, ab += 292) {
     float da;
     std::memcpy(&da, ab, 4);
-    const u8* p = wb + 96;
     alignas(32) int16_t sc[16];
-    for (int g = 0; g < 16; ++g) {
-      const int low = g < 8 ? (p[g] & 0xf) : (p[g - 8] >> 4);
-      sc[g] = static_cast<int16_t>((low | (((p[8 + (g % 4)] >> (2 * (g / 4))) & 3) << 4)) - 32);
-    }
+    q3k_scales(wb + 96, sc);
     const __m512i sw = _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc)));
     const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb));
     __m512i sumi = _mm512_setzero_si512();

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "dot.hpp"
+#include "kquant_scales.hpp"
 #include "switchyard/quant.hpp"
 
 namespace sy::cpu {
@@ -214,13 +215,8 @@ float dot_q3_k(int64_t n, const void* w, const void* a) {
   return dot_k(n, w, a, 110, [](const u8* b, KLevels& k) {
     k.d = h2f(b + 108);
     k.dmin = 0;
-    const u8* p = b + 96;
-    for (int i = 0; i < 16; ++i) {
-      const int low = i < 8 ? (p[i] & 0xf) : (p[i - 8] >> 4);
-      const int high = (p[8 + (i % 4)] >> (2 * (i / 4))) & 3;
-      k.sc[i] = (low | (high << 4)) - 32;
-      k.mn[i] = 0;
-    }
+    q3k_scales(b + 96, k.sc);
+    for (int i = 0; i < 16; ++i) k.mn[i] = 0;
     for (int h = 0; h < 2; ++h)
       for (int s = 0; s < 4; ++s)
         for (int kk = 0; kk < 32; ++kk) {

@@ -23,4 +23,14 @@ inline ScaleMinWords scale_min_words_k4(const uint8_t* packed) {
            ((u2 >> 4) & kLow4) | (((u1 >> 6) & kLow2) << 4)}};
 }
 
+/// The 16 signed six-bit scales of a Q3_K super-block (12 packed bytes): low nibbles in bytes
+/// 0..7 (two per byte), high two bits in bytes 8..11; stored with a +32 bias.
+template <class Int>
+inline void q3k_scales(const uint8_t* p, Int out[16]) {
+  for (int g = 0; g < 16; ++g) {
+    const int low = g < 8 ? (p[g] & 0xf) : (p[g - 8] >> 4);
+    out[g] = static_cast<Int>((low | (((p[8 + (g % 4)] >> (2 * (g / 4))) & 3) << 4)) - 32);
+  }
+}
+
 }  // namespace sy::cpu
