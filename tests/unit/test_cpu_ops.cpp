@@ -341,3 +341,57 @@ TEST_CASE("attention: flash tiling equals the full-softmax reference for every K
     }
   }
 }
+
+TEST_CASE("softmax, rope, argsort and concat give the same results on non-contiguous views", "[cpu][ops]") {
+  // Each op runs on a contiguous tensor and on a copy laid out with padded rows (and, for
+  // rope, heads interleaved differently); results must match element for element.
+  const int64_t n = 19, rows = 7, pad = 23;
+  auto x = randn(static_cast<size_t>(n * rows), 50, 2.f);
+  std::vector<float> xb(static_cast<size_t>(pad * rows), 0.f), yb(static_cast<size_t>(pad * rows), 0.f);
+  View xp;
+  xp.data = xb.data();
+  xp.ne[0] = n, xp.ne[1] = rows, xp.st[1] = pad, xp.st[2] = xp.st[3] = pad * rows;
+  View yp = xp;
+  yp.data = yb.data();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i) xp.at(i, r) = x[static_cast<size_t>(r * n + i)];
+  std::vector<float> y(x.size());
+  const View xc = View::contiguous(x.data(), n, rows), yc = View::contiguous(y.data(), n, rows);
+
+  REQUIRE(softmax(xc, nullptr, 0.7f, yc).is_ok());
+  REQUIRE(softmax(xp, nullptr, 0.7f, yp).is_ok());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i) REQUIRE(yp.at(i, r) == yc.at(i, r));
+
+  std::vector<int32_t> oc(static_cast<size_t>(n * rows)), op(oc.size());
+  REQUIRE(argsort_desc(xc, oc).is_ok());
+  REQUIRE(argsort_desc(xp, op).is_ok());
+  CHECK(oc == op);
+
+  std::vector<float> cc(static_cast<size_t>(n * rows * 2)), cp(cc.size());
+  REQUIRE(concat(xc, xc, 1, View::contiguous(cc.data(), n, 2 * rows)).is_ok());
+  REQUIRE(concat(xp, xp, 1, View::contiguous(cp.data(), n, 2 * rows)).is_ok());
+  CHECK(cc == cp);
+
+  // rope on [head_dim, heads, tokens] stored token-major vs head-major.
+  const int64_t hd = 8, heads = 3, tokens = 5;
+  auto r0 = randn(static_cast<size_t>(hd * heads * tokens), 51);
+  std::vector<float> r1(r0.size());
+  View hv;  // same logical tensor, heads outermost in memory
+  hv.data = r1.data();
+  hv.ne[0] = hd, hv.ne[1] = heads, hv.ne[2] = tokens;
+  hv.st[0] = 1, hv.st[1] = hd * tokens, hv.st[2] = hd, hv.st[3] = hd * heads * tokens;
+  const View tv = View::contiguous(r0.data(), hd, heads, tokens);
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < hd; ++i) hv.at(i, h, t) = tv.at(i, h, t);
+  RopeParams p;
+  p.mode = RopeMode::neox;
+  p.n_dims = 6;
+  const std::vector<int32_t> pos{1, 2, 3, 50, 9};
+  REQUIRE(rope(tv, pos, p).is_ok());
+  REQUIRE(rope(hv, pos, p).is_ok());
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < hd; ++i) REQUIRE(hv.at(i, h, t) == tv.at(i, h, t));
+}
