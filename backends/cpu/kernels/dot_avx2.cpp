@@ -164,6 +164,72 @@ void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out
   for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]) - minus[r];
 }
 
+void dot4_q8_0(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t i = 0; i < n / 32; ++i, wb += 34, ab += 34) {
+    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2));
+    const __m256i ax = _mm256_sign_epi8(qx, qx);
+    const float dw = f16(wb);
+    for (int r = 0; r < 4; ++r) {
+      const u8* ar = ab + r * stride;
+      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + 2));
+      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y, qx)), ones);
+      acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(ar)), _mm256_cvtepi32_ps(p), acc[r]);
+    }
+  }
+  for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]);
+}
+
+// Q6_K levels u in 0..63 for one super-block, in element order (u[2h + k] covers elements
+// 128h + 32k .. +31). The stored value is u - 32; callers subtract 32 * y via block sums.
+inline void q6k_levels(const u8* wb, __m256i u[8]) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x03);
+  for (int h = 0; h < 2; ++h) {
+    const u8* ql = wb + 64 * h;
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 128 + 32 * h));
+    const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+    const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+    u[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
+    u[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
+    u[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
+    u[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
+  }
+}
+
+void dot4_q6_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
+    __m256i u[8];
+    q6k_levels(wb, u);
+    const auto* sc = reinterpret_cast<const int8_t*>(wb + 192);
+    __m256i scv[8];  // scales of the two 16-element groups of each 32-element chunk
+    for (int c = 0; c < 8; ++c) scv[c] = _mm256_set_m128i(_mm_set1_epi16(sc[2 * c + 1]), _mm_set1_epi16(sc[2 * c]));
+    const __m256i sw32 = _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc))), 5);
+    const float d = f16(wb + 208);
+    for (int r = 0; r < 4; ++r) {
+      const u8* ar = ab + r * stride;
+      __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                      _mm256_madd_epi16(sw32, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + 260))));
+      for (int c = 0; c < 8; ++c) {
+        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + 4 + 32 * c));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(u[c], y), scv[c]));
+      }
+      float da;
+      std::memcpy(&da, ar, 4);
+      acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(sumi), acc[r]);
+    }
+  }
+  for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]);
+}
+
 float dot_q6_k(int64_t n, const void* w, const void* a) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
@@ -398,10 +464,10 @@ DotKernel dot_kernel_avx2(StorageType w) {
     case T::F32: return {T::F32, dot_f32, act_f32, Isa::avx2};
     case T::F16: return {T::F32, dot_f16, act_f32, Isa::avx2};
     case T::BF16: return {T::F32, dot_bf16, act_f32, Isa::avx2};
-    case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx2};
+    case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx2, dot4_q8_0};
     case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx2};
     case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx2, dot4_q4_k};
-    case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx2};
+    case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx2, dot4_q6_k};
     case T::Q5_K: return {T::Q8_K, dot_q5_k, act_q8_k, Isa::avx2};
     case T::Q4_1: return {T::Q8_0, dot_q4_1, act_q8_0, Isa::avx2};
     case T::Q5_0: return {T::Q8_0, dot_q5_0, act_q8_0, Isa::avx2};
