@@ -145,7 +145,8 @@ TEST_CASE("AVX-512 VNNI variants agree with the scalar kernels", "[cpu][dot]") {
     const auto plain = dot_kernel_avx512(wt);
     const auto ref = dot_kernel_scalar(wt);
     const int64_t bs = storage_type_info(wt).block_size;
-    for (int64_t n : {bs, 3 * bs, 9 * bs, bs == 1 ? int64_t{53} : 16 * bs}) {
+    // 16 and 37 blocks: full groups of the gathered-scale kernels, with and without tails.
+    for (int64_t n : {bs, 3 * bs, 9 * bs, bs == 1 ? int64_t{53} : 16 * bs, bs == 1 ? int64_t{77} : 37 * bs}) {
       INFO(storage_type_name(wt) << " n=" << n);
       const auto r = make_rows(wt, ref, n, static_cast<unsigned>(n) * 13 + 5);
       const double s = ref.dot(n, r.w.data(), r.a.data());
