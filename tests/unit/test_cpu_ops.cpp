@@ -395,3 +395,40 @@ TEST_CASE("softmax, rope, argsort and concat give the same results on non-contig
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t i = 0; i < hd; ++i) REQUIRE(hv.at(i, h, t) == tv.at(i, h, t));
 }
+
+TEST_CASE("attention over a paged KV cache equals the contiguous one", "[cpu][ops]") {
+  const int64_t hd = 32, n_heads = 4, n_kv = 2, n_ctx = 45, n_q = 3, bs = 16;
+  auto qv = randn(static_cast<size_t>(hd * n_heads * n_q), 60);
+  auto kf = randn(static_cast<size_t>(hd * n_kv * n_ctx), 61), vf = randn(static_cast<size_t>(hd * n_kv * n_ctx), 62);
+  const auto t = StorageType::Q8_0;
+  const size_t rb = *storage_row_bytes(t, hd);
+  std::vector<uint8_t> kc(rb * static_cast<size_t>(n_kv * n_ctx)), vc(kc.size());
+  for (int64_t r = 0; r < n_kv * n_ctx; ++r) {
+    REQUIRE(quantize_row(t, kf.data() + r * hd, kc.data() + r * rb, hd).is_ok());
+    REQUIRE(quantize_row(t, vf.data() + r * hd, vc.data() + r * rb, hd).is_ok());
+  }
+  // Scatter the 3 logical blocks into physical blocks 4, 0, 2 of a 5-block pool.
+  const std::vector<int32_t> table{4, 0, 2};
+  const size_t block_bytes = rb * static_cast<size_t>(n_kv * bs);
+  std::vector<uint8_t> kp(block_bytes * 5, 0xee), vp(kp.size(), 0xee);
+  for (int64_t p = 0; p < n_ctx; ++p) {
+    const int64_t slot = table[static_cast<size_t>(p / bs)] * bs + p % bs;
+    std::copy_n(kc.begin() + static_cast<ptrdiff_t>(p * n_kv * static_cast<int64_t>(rb)), n_kv * static_cast<int64_t>(rb),
+                kp.begin() + static_cast<ptrdiff_t>(slot * n_kv * static_cast<int64_t>(rb)));
+    std::copy_n(vc.begin() + static_cast<ptrdiff_t>(p * n_kv * static_cast<int64_t>(rb)), n_kv * static_cast<int64_t>(rb),
+                vp.begin() + static_cast<ptrdiff_t>(slot * n_kv * static_cast<int64_t>(rb)));
+  }
+  const std::vector<int32_t> pos{10, 30, 44};
+  std::vector<float> want(static_cast<size_t>(hd * n_heads * n_q)), got(want.size());
+  AttentionArgs a{View::contiguous(qv.data(), hd, n_heads, n_q), {kc.data(), t, hd, n_kv, n_ctx},
+                  {vc.data(), t, hd, n_kv, n_ctx}, pos, 0.2f, View::contiguous(want.data(), hd, n_heads, n_q)};
+  ThreadPool pool(2);
+  REQUIRE(attention(a, detect_isa(), pool).is_ok());
+  a.k = {kp.data(), t, hd, n_kv, n_ctx, table, bs};
+  a.v = {vp.data(), t, hd, n_kv, n_ctx, table, bs};
+  a.out = View::contiguous(got.data(), hd, n_heads, n_q);
+  REQUIRE(attention(a, detect_isa(), pool).is_ok());
+  CHECK(got == want);
+  a.k.block_table = std::span<const int32_t>(table.data(), 2);  // covers 32 of 45 positions
+  CHECK(attention(a, detect_isa(), pool).message() == "cpu: attention: the block table does not cover all 45 positions");
+}

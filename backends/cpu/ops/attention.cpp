@@ -24,6 +24,11 @@ Status check(const AttentionArgs& a) {
     return error::invalid_argument("cpu: attention: one position per query token is needed");
   if (a.out.ne[0] != a.v.dim || a.out.ne[1] != a.q.ne[1] || a.out.ne[2] != a.q.ne[2])
     return error::invalid_argument("cpu: attention: the output must be [v head size, heads, queries]");
+  for (const KvRows* kv : {&a.k, &a.v})
+    if (!kv->block_table.empty() &&
+        (kv->block_size <= 0 || static_cast<int64_t>(kv->block_table.size()) * kv->block_size < kv->n_ctx))
+      return error::invalid_argument("cpu: attention: the block table does not cover all " +
+                                     std::to_string(kv->n_ctx) + " positions");
   return Status::ok();
 }
 
@@ -32,10 +37,10 @@ struct Ctx {
   DotKernel kdot;
   size_t k_row, v_row, q_act;
   const uint8_t* krow(int64_t pos, int64_t h) const {
-    return static_cast<const uint8_t*>(a.k.data) + static_cast<size_t>(pos * a.k.n_kv_heads + h) * k_row;
+    return static_cast<const uint8_t*>(a.k.data) + static_cast<size_t>(a.k.slot(pos) * a.k.n_kv_heads + h) * k_row;
   }
   const uint8_t* vrow(int64_t pos, int64_t h) const {
-    return static_cast<const uint8_t*>(a.v.data) + static_cast<size_t>(pos * a.v.n_kv_heads + h) * v_row;
+    return static_cast<const uint8_t*>(a.v.data) + static_cast<size_t>(a.v.slot(pos) * a.v.n_kv_heads + h) * v_row;
   }
 };
 

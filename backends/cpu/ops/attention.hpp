@@ -12,13 +12,22 @@
 
 namespace sy::cpu {
 
-/// A cache of rows of `dim` elements: row (pos * n_kv_heads + head).
+/// A cache of rows of `dim` elements: row (slot * n_kv_heads + head), where the slot of
+/// position p is p itself (contiguous), or for a paged cache
+/// block_table[p / block_size] * block_size + p % block_size.
 struct KvRows {
   const void* data = nullptr;
   StorageType type = StorageType::F16;
   int64_t dim = 0;
   int64_t n_kv_heads = 0;
   int64_t n_ctx = 0;  ///< positions present (0 .. n_ctx-1)
+  std::span<const int32_t> block_table;  ///< empty: contiguous
+  int64_t block_size = 0;
+
+  /// The storage slot holding position p.
+  [[nodiscard]] int64_t slot(int64_t p) const {
+    return block_table.empty() ? p : block_table[static_cast<size_t>(p / block_size)] * block_size + p % block_size;
+  }
 };
 
 struct AttentionArgs {
