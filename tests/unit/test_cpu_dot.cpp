@@ -135,13 +135,14 @@ TEST_CASE("4-row kernels equal four single-row dots", "[cpu][dot]") {
   }
 }
 
-TEST_CASE("AVX-512 VNNI variants agree with the scalar kernels", "[cpu][dot]") {
-  if (detect_isa() != Isa::avx512 || !cpu_has("avx512vnni")) {
-    WARN("no AVX-512 VNNI here: the VNNI kernels are not run");
-    return;
+TEST_CASE("AVX-512 VNNI and BF16 variants agree with the scalar kernels", "[cpu][dot]") {
+  const Avx512Ext ext{cpu_has("avx512vnni"), cpu_has("avx512bf16")};
+  if (detect_isa() != Isa::avx512 || !ext.vnni || !ext.bf16) {
+    WARN("no AVX-512 VNNI/BF16 here: those kernels are not run");
+    if (detect_isa() != Isa::avx512) return;
   }
   for (auto wt : kWeightTypes) {
-    const auto k = dot_kernel_avx512_best(wt, true);
+    const auto k = dot_kernel_avx512_best(wt, ext);
     const auto plain = dot_kernel_avx512(wt);
     const auto ref = dot_kernel_scalar(wt);
     const int64_t bs = storage_type_info(wt).block_size;

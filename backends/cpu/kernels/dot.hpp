@@ -34,6 +34,7 @@ DotKernel dot_kernel(StorageType weight, Isa isa);
 
 /// Plain activation conversions (shared by every ISA's kernels).
 void act_f32(int64_t n, const float* x, void* out);
+void act_bf16(int64_t n, const float* x, void* out);
 void act_q8_0(int64_t n, const float* x, void* out);
 void act_q8_k(int64_t n, const float* x, void* out);
 
@@ -42,8 +43,13 @@ DotKernel dot_kernel_scalar(StorageType weight);
 #if defined(__x86_64__)
 DotKernel dot_kernel_avx2(StorageType weight);
 DotKernel dot_kernel_avx512(StorageType weight);
-/// The AVX-512 kernel, preferring the VNNI variant when `vnni` (callers check the CPU).
-DotKernel dot_kernel_avx512_best(StorageType weight, bool vnni);
+/// Optional AVX-512 extensions the CPU has.
+struct Avx512Ext {
+  bool vnni = false;  ///< avx512vnni: vpdpbusd
+  bool bf16 = false;  ///< avx512bf16: vdpbf16ps
+};
+/// The AVX-512 kernel, preferring a variant for an extension the CPU has.
+DotKernel dot_kernel_avx512_best(StorageType weight, Avx512Ext ext);
 #endif
 
 }  // namespace sy::cpu

@@ -48,15 +48,15 @@ float dot_f16(int64_t n, const void* w, const void* a) {
 
 float dot_bf16(int64_t n, const void* w, const void* a) {
   const auto* x = static_cast<const uint16_t*>(w);
-  const auto* y = static_cast<const float*>(a);
+  const auto* y = static_cast<const uint16_t*>(a);
+  auto widen = [](const uint16_t* p) {  // 8 bf16 -> 8 f32, exact
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
+  };
   __m256 s0 = _mm256_setzero_ps();
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256i wi = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
-    s0 = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(wi, 16)), _mm256_loadu_ps(y + i), s0);
-  }
+  for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(widen(x + i), widen(y + i), s0);
   float s = hsum(s0);
-  for (; i < n; ++i) s += bf16_to_fp32(x[i]) * y[i];
+  for (; i < n; ++i) s += bf16_to_fp32(x[i]) * bf16_to_fp32(y[i]);
   return s;
 }
 
@@ -463,7 +463,7 @@ DotKernel dot_kernel_avx2(StorageType w) {
   switch (w) {
     case T::F32: return {T::F32, dot_f32, act_f32, Isa::avx2};
     case T::F16: return {T::F32, dot_f16, act_f32, Isa::avx2};
-    case T::BF16: return {T::F32, dot_bf16, act_f32, Isa::avx2};
+    case T::BF16: return {T::BF16, dot_bf16, act_bf16, Isa::avx2};
     case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx2, dot4_q8_0};
     case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx2};
     case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx2, dot4_q4_k};

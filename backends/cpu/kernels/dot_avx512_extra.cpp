@@ -94,17 +94,16 @@ float dot_iq4_nl(int64_t n, const void* w, const void* a) {
 
 float dot_bf16(int64_t n, const void* w, const void* a) {
   const auto* x = static_cast<const uint16_t*>(w);
-  const auto* y = static_cast<const float*>(a);
+  const auto* y = static_cast<const uint16_t*>(a);
+  auto widen = [](const uint16_t* p) {  // 16 bf16 -> 16 f32, exact
+    return _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+  };
   __m512 s0 = _mm512_setzero_ps();
   int64_t i = 0;
-  // Exact: bf16 -> f32 is a shift. (The BF16 dot instruction would round the activations
-  // to bf16 as well, losing precision the reference keeps.)
-  for (; i + 16 <= n; i += 16) {
-    const __m512i wi = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)));
-    s0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(wi, 16)), _mm512_loadu_ps(y + i), s0);
-  }
+  for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(widen(x + i), widen(y + i), s0);
   float s = _mm512_reduce_add_ps(s0);
-  for (; i < n; ++i) s += bf16_to_fp32(x[i]) * y[i];
+  for (; i < n; ++i) s += bf16_to_fp32(x[i]) * bf16_to_fp32(y[i]);
   return s;
 }
 
@@ -253,7 +252,7 @@ float dot_iq4_xs(int64_t n, const void* w, const void* a) {
 DotKernel dot_kernel_avx512_extra(StorageType w) {
   using T = StorageType;
   switch (w) {
-    case T::BF16: return {T::F32, dot_bf16, act_f32, Isa::avx512};
+    case T::BF16: return {T::BF16, dot_bf16, act_bf16, Isa::avx512};
     case T::Q4_1: return {T::Q8_0, dot_q4_1, act_q8_0, Isa::avx512};
     case T::Q5_0: return {T::Q8_0, dot_q5_0, act_q8_0, Isa::avx512};
     case T::Q5_1: return {T::Q8_0, dot_q5_1, act_q8_0, Isa::avx512};

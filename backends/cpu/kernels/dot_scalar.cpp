@@ -56,14 +56,17 @@ float dot_f16(int64_t n, const void* w, const void* a) {
   return s;
 }
 
+// BF16 weights pair with BF16 activations, as in llama.cpp's CPU path (its dot type for
+// BF16 is BF16): each product is exact in f32, sums are f32.
 float dot_bf16(int64_t n, const void* w, const void* a) {
   const auto* x = static_cast<const u8*>(w);
-  const auto* y = static_cast<const float*>(a);
+  const auto* y = static_cast<const u8*>(a);
   float s = 0;
   for (int64_t i = 0; i < n; ++i) {
-    uint16_t v;
-    std::memcpy(&v, x + 2 * i, 2);
-    s += bf16_to_fp32(v) * y[i];
+    uint16_t wv, av;
+    std::memcpy(&wv, x + 2 * i, 2);
+    std::memcpy(&av, y + 2 * i, 2);
+    s += bf16_to_fp32(wv) * bf16_to_fp32(av);
   }
   return s;
 }
@@ -301,6 +304,14 @@ float dot_iq4_xs(int64_t n, const void* w, const void* a) {
 // weights.
 void act_f32(int64_t n, const float* x, void* out) { std::memcpy(out, x, static_cast<size_t>(n) * 4); }
 
+void act_bf16(int64_t n, const float* x, void* out) {
+  auto* b = static_cast<u8*>(out);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t v = fp32_to_bf16(x[i]);
+    std::memcpy(b + 2 * i, &v, 2);
+  }
+}
+
 void act_q8_0(int64_t n, const float* x, void* out) {
   auto* b = static_cast<u8*>(out);
   for (int64_t i = 0; i < n / 32; ++i, x += 32, b += 34) {
@@ -327,7 +338,7 @@ DotKernel dot_kernel_scalar(StorageType w) {
   switch (w) {
     case T::F32: return fl(dot_f32);
     case T::F16: return fl(dot_f16);
-    case T::BF16: return fl(dot_bf16);
+    case T::BF16: return {T::BF16, dot_bf16, act_bf16, Isa::scalar};
     case T::Q4_0: return q0(dot_q4_0);
     case T::Q4_1: return q0(dot_q4_1);
     case T::Q5_0: return q0(dot_q5_0);

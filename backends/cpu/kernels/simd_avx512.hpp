@@ -17,6 +17,8 @@ DotKernel dot_kernel_avx512_extra(StorageType w);
 /// VNNI variants (dot_avx512_vnni.cpp, built with -mavx512vnni); an empty DotKernel where
 /// VNNI brings nothing.
 DotKernel dot_kernel_avx512_vnni(StorageType w);
+/// The AVX-512 BF16 kernel (dot_avx512_bf16.cpp, built with -mavx512bf16) for BF16 weights.
+DotKernel dot_kernel_avx512_bf16(StorageType w);
 
 namespace avx512 {
 
