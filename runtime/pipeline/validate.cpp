@@ -48,6 +48,23 @@ fs::path resolve(const std::string& p, const Location& loc) {
 
 std::string idx(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
 
+// The directories named by `plugin_path` (a path or a list), resolved against the file
+// that wrote them; malformed entries are reported through `c`.
+std::vector<fs::path> plugin_dirs_of(const Node& root, Checker& c) {
+  std::vector<fs::path> out;
+  const Node* n = root.get("plugin_path");
+  if (!n || n->kind == Node::Kind::null) return out;
+  auto add = [&](const Node& item, const std::string& path) {
+    if (auto s = c.string(item, path)) out.push_back(resolve(*s, item.loc));
+  };
+  if (n->kind == Node::Kind::scalar) {
+    add(*n, "plugin_path");
+  } else if (c.is_list(*n, "plugin_path", "[plugins/]")) {
+    for (size_t i = 0; i < n->items.size(); ++i) add(n->items[i], idx("plugin_path", i));
+  }
+  return out;
+}
+
 class Validator {
  public:
   Validator(const registry::Registry& reg, std::vector<Diagnostic>& diags) : reg_(reg), c_(diags) {}
@@ -63,7 +80,7 @@ class Validator {
     c_.check_keys(root, "", kTop);
     if (const Node* n = root.get("strict"))
       if (auto b = c_.boolean(*n, "strict")) p.strict = *b;
-    p.plugin_path = plugin_dirs_of(root);
+    p.plugin_path = plugin_dirs_of(root, c_);
     if (const Node* n = root.get("model"))
       model(*n, p.model);
     else
@@ -74,21 +91,6 @@ class Validator {
     sampling(root.get("sampling"), root.loc, p.sampling);
     if (const Node* n = root.get("server")) server(*n, p.server);
     return p;
-  }
-
-  std::vector<fs::path> plugin_dirs_of(const Node& root) {
-    std::vector<fs::path> out;
-    const Node* n = root.get("plugin_path");
-    if (!n || n->kind == Node::Kind::null) return out;
-    auto add = [&](const Node& item, const std::string& path) {
-      if (auto s = c_.string(item, path)) out.push_back(resolve(*s, item.loc));
-    };
-    if (n->kind == Node::Kind::scalar) {
-      add(*n, "plugin_path");
-    } else if (c_.is_list(*n, "plugin_path", "[plugins/]")) {
-      for (size_t i = 0; i < n->items.size(); ++i) add(n->items[i], idx("plugin_path", i));
-    }
-    return out;
   }
 
  private:
@@ -440,9 +442,8 @@ std::optional<uint64_t> parse_size(std::string_view text) {
 
 std::vector<fs::path> plugin_dirs(const Node& root, std::vector<Diagnostic>& diags) {
   if (root.kind != Node::Kind::map) return {};
-  registry::Registry empty({});
-  Validator v(empty, diags);
-  return v.plugin_dirs_of(root);
+  Checker c(diags);
+  return plugin_dirs_of(root, c);
 }
 
 Pipeline validate(const Node& root, const registry::Registry& reg, std::vector<Diagnostic>& diags) {

@@ -39,7 +39,6 @@ bool looks_like_library(const fs::path& p) {
 
 Registry::Registry(std::vector<SearchDir> dirs) : dirs_(std::move(dirs)) {
   for (const auto& d : dirs_) scan_dir(d);
-  loaded_.resize(plugins_.size());
   load_errors_.resize(plugins_.size());
   auto lg = log::get("registry");
   for (const auto& r : refusals_) lg->warn("{}: {}", r.file.string(), r.reason);
@@ -61,6 +60,7 @@ void Registry::scan_dir(const SearchDir& dir) {
 
 void Registry::consider(const fs::path& lib, const std::string& origin) {
   PluginRecord rec{lib, origin, {}, true};
+  std::shared_ptr<Library> already_loaded;  // kept when reading the descriptor needed a load
   const fs::path mpath = manifest_path_for(lib);
   std::error_code ec;
   if (fs::exists(mpath, ec)) {
@@ -83,6 +83,7 @@ void Registry::consider(const fs::path& lib, const std::string& origin) {
     }
     rec.manifest = manifest_from_descriptor(loaded.value()->descriptor(), lib.filename().string());
     rec.has_manifest_file = false;
+    already_loaded = std::move(loaded.value());
     notes_.push_back(lib.string() + " has no manifest; it was loaded to read its descriptor");
   }
   if (auto why = abi_incompatibility(rec.manifest.abi_major, rec.manifest.abi_minor, rec.manifest.abi_tag)) {
@@ -90,6 +91,7 @@ void Registry::consider(const fs::path& lib, const std::string& origin) {
     return;
   }
   plugins_.push_back(std::move(rec));
+  loaded_.push_back(std::move(already_loaded));
   index(plugins_.size() - 1);
 }
 
