@@ -1,5 +1,5 @@
-// The CPU backend: one device, the machine's RAM. Kernels arrive with the CPU kernel work;
-// until then the device reports no op support, so the scheduler never routes work here.
+// The CPU backend: one device, the machine's RAM, running sub-graphs with the kernels of
+// kernels/ and ops/ through exec/.
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "dot.hpp"
+#include "executor.hpp"
 #include "host_buffer.hpp"
 #include "thread_pool.hpp"
 #include "switchyard/cpu.hpp"
@@ -60,7 +61,7 @@ std::string cpu_model_name() {
 class CpuDevice final : public Device {
  public:
   explicit CpuDevice(int threads)
-      : threads_(threads), isa_(detect_isa()), pool_(threads), description_(cpu_model_name()) {}
+      : threads_(threads), isa_(detect_isa()), pool_(threads), executor_(isa_, pool_), description_(cpu_model_name()) {}
   DeviceInfo info() const noexcept override {
     DeviceInfo d;
     d.name = "cpu";
@@ -75,19 +76,20 @@ class CpuDevice final : public Device {
     return d;
   }
   Result<std::unique_ptr<Buffer>> allocate(size_t bytes) noexcept override { return HostBuffer::create(bytes); }
-  // Matmul runs for every weight type with a dot kernel; the other ops join with the
-  // engine's graph execution.
-  bool supports(OpKind op, StorageType type) const noexcept override {
-    return op == OpKind::matmul && dot_kernel(type, isa_).dot != nullptr;
-  }
-  Status execute(const SubGraph&) noexcept override {
-    return error::unsupported("cpu: graph execution arrives with the engine");
+  bool supports(OpKind op, StorageType type) const noexcept override { return executor_.supports(op, type); }
+  Status execute(const SubGraph& g) noexcept override {
+    try {
+      return executor_.run(g);
+    } catch (const std::bad_alloc&) {
+      return error::out_of_memory("cpu: out of memory while running the graph");
+    }
   }
 
  private:
   int threads_;
   Isa isa_;
   ThreadPool pool_;
+  Executor executor_;
   std::string description_;
 };
 

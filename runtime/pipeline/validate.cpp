@@ -21,7 +21,7 @@ const std::vector<std::string> kPlacement{"gpu_layers", "cpu_moe", "overrides", 
 const std::vector<std::string> kContext{"length", "kv_type", "flash_attention", "batch", "ubatch", "parallel"};
 const std::vector<std::string> kServer{"host", "port", "slots", "batch_queue", "max_queue", "request_timeout",
                                        "api_key"};
-const std::vector<std::string> kKvTypes{"f16", "bf16", "q8_0", "q4_0", "fp8"};
+const std::vector<std::string> kKvTypes{"f32", "f16", "bf16", "q8_0", "q4_0", "fp8"};
 
 // Components that are part of Switchyard but may be left out of a build: naming one is a
 // valid pipeline on a machine that lacks it, so validation warns instead of failing.
@@ -459,11 +459,10 @@ Pipeline validate(const Node& root, const registry::Registry& reg, std::vector<D
   return p;
 }
 
-LoadResult load_pipeline(const fs::path& file, const std::vector<std::string>& overrides,
-                         const std::vector<fs::path>* fixed_search_dirs) {
-  LoadResult out;
-  Node root = load_with_extends(file, out.diagnostics);
-  if (has_errors(out.diagnostics)) return out;
+namespace {
+
+LoadResult finish_loading(LoadResult out, Node root, const fs::path& file, const std::vector<std::string>& overrides,
+                          const std::vector<fs::path>* fixed_search_dirs) {
   for (const auto& o : overrides) apply_set(root, o, out.diagnostics);
   if (has_errors(out.diagnostics)) return out;
   std::vector<Diagnostic> scratch;  // plugin_path errors are reported by validate() below
@@ -487,6 +486,24 @@ LoadResult load_pipeline(const fs::path& file, const std::vector<std::string>& o
   out.pipeline = validate(root, reg, out.diagnostics);
   out.pipeline.source = file;
   return out;
+}
+
+}  // namespace
+
+LoadResult load_pipeline(const fs::path& file, const std::vector<std::string>& overrides,
+                         const std::vector<fs::path>* fixed_search_dirs) {
+  LoadResult out;
+  Node root = load_with_extends(file, out.diagnostics);
+  if (has_errors(out.diagnostics)) return out;
+  return finish_loading(std::move(out), std::move(root), file, overrides, fixed_search_dirs);
+}
+
+LoadResult load_pipeline_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
+                              const std::vector<fs::path>* fixed_search_dirs) {
+  LoadResult out;
+  Node root = parse_yaml(text, name, out.diagnostics);
+  if (has_errors(out.diagnostics)) return out;
+  return finish_loading(std::move(out), std::move(root), name, overrides, fixed_search_dirs);
 }
 
 LoadResult load_pipeline(const fs::path& file, const std::vector<std::string>& overrides) {

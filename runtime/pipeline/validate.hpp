@@ -40,6 +40,11 @@ LoadResult load_pipeline(const std::filesystem::path& file, const std::vector<st
 LoadResult load_pipeline(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                          const std::vector<std::filesystem::path>* fixed_search_dirs);
 
+/// Same for a pipeline given as text (a built-in default); `name` stands for the file
+/// in messages.
+LoadResult load_pipeline_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
+                              const std::vector<std::filesystem::path>* fixed_search_dirs = nullptr);
+
 /// Parses "24GiB", "512MiB", "1.5GB", "4096" into bytes; nullopt when malformed.
 std::optional<uint64_t> parse_size(std::string_view text);
 

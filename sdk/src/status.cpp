@@ -12,6 +12,8 @@ const char* status_code_name(StatusCode code) noexcept {
     case StatusCode::unsupported: return "unsupported";
     case StatusCode::unavailable: return "unavailable";
     case StatusCode::out_of_memory: return "out_of_memory";
+    case StatusCode::out_of_range: return "out_of_range";
+    case StatusCode::exhausted: return "exhausted";
     case StatusCode::internal: return "internal";
   }
   return "unknown";

@@ -29,34 +29,39 @@ const float* input_row(const MatmulIdArgs& a, int64_t j, int64_t t) {
 
 }  // namespace
 
-Status matmul_id(const MatmulIdArgs& a, Isa isa, ThreadPool& pool) {
+Status matmul_id(const MatmulIdArgs& a, Isa isa, ThreadPool& pool, MatmulIdScratch& s) {
   if (auto st = check_ids(a); !st) return st;
   const size_t w_row = *storage_row_bytes(a.w_type, static_cast<uint64_t>(a.k));
   // Group (slot, token) pairs by expert, keeping token order inside each group.
-  std::vector<std::vector<int64_t>> pairs(static_cast<size_t>(a.n_experts));
+  if (s.pairs.size() < static_cast<size_t>(a.n_experts)) s.pairs.resize(static_cast<size_t>(a.n_experts));
+  for (auto& p : s.pairs) p.clear();
   for (int64_t t = 0; t < a.n_tokens; ++t)
     for (int64_t j = 0; j < a.n_used; ++j)
-      pairs[static_cast<size_t>(a.ids[static_cast<size_t>(j + t * a.n_used)])].push_back(j + t * a.n_used);
-  std::vector<float> xg, yg;
-  std::vector<uint8_t> scratch;
+      s.pairs[static_cast<size_t>(a.ids[static_cast<size_t>(j + t * a.n_used)])].push_back(j + t * a.n_used);
   for (int64_t e = 0; e < a.n_experts; ++e) {
-    const auto& p = pairs[static_cast<size_t>(e)];
+    const auto& p = s.pairs[static_cast<size_t>(e)];
     if (p.empty()) continue;
     const auto m = static_cast<int64_t>(p.size());
-    xg.resize(static_cast<size_t>(m * a.k));
-    yg.resize(static_cast<size_t>(m * a.rows));
+    if (s.x.size() < static_cast<size_t>(m * a.k)) s.x.resize(static_cast<size_t>(m * a.k));
+    if (s.y.size() < static_cast<size_t>(m * a.rows)) s.y.resize(static_cast<size_t>(m * a.rows));
     for (int64_t i = 0; i < m; ++i) {
       const float* src = input_row(a, p[static_cast<size_t>(i)] % a.n_used, p[static_cast<size_t>(i)] / a.n_used);
-      std::copy(src, src + a.k, xg.begin() + i * a.k);
+      std::copy(src, src + a.k, s.x.begin() + i * a.k);
     }
-    scratch.resize(matmul_scratch_bytes(a.w_type, a.k, m, isa));
+    const size_t need = matmul_scratch_bytes(a.w_type, a.k, m, isa);
+    if (s.act.size() < need) s.act.resize(need);
     MatmulArgs mm{static_cast<const uint8_t*>(a.w) + static_cast<size_t>(e * a.rows) * w_row, a.w_type, a.k, a.rows,
-                  xg.data(), m, yg.data()};
-    if (auto st = matmul(mm, isa, pool, scratch.data()); !st) return st;
+                  s.x.data(), m, s.y.data()};
+    if (auto st = matmul(mm, isa, pool, s.act.data()); !st) return st;
     for (int64_t i = 0; i < m; ++i)
-      std::copy(yg.begin() + i * a.rows, yg.begin() + (i + 1) * a.rows, a.y + p[static_cast<size_t>(i)] * a.rows);
+      std::copy(s.y.begin() + i * a.rows, s.y.begin() + (i + 1) * a.rows, a.y + p[static_cast<size_t>(i)] * a.rows);
   }
   return Status::ok();
+}
+
+Status matmul_id(const MatmulIdArgs& a, Isa isa, ThreadPool& pool) {
+  MatmulIdScratch s;
+  return matmul_id(a, isa, pool, s);
 }
 
 Status matmul_id_reference(const MatmulIdArgs& a) {

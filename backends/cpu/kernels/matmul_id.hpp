@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "matmul.hpp"
 
@@ -21,7 +22,16 @@ struct MatmulIdArgs {
   float* y = nullptr;           ///< [rows, n_used, n_tokens]
 };
 
+/// Working memory of matmul_id, kept by the caller so repeated calls reuse it.
+struct MatmulIdScratch {
+  std::vector<std::vector<int64_t>> pairs;  ///< per expert: (slot + token * n_used) entries
+  std::vector<float> x, y;                  ///< one expert's gathered inputs and outputs
+  std::vector<uint8_t> act;                 ///< converted activations
+};
+
 /// Runs it; an id outside [0, n_experts) is an error naming the token and slot.
+Status matmul_id(const MatmulIdArgs& a, Isa isa, ThreadPool& pool, MatmulIdScratch& scratch);
+/// The same with scratch memory of its own.
 Status matmul_id(const MatmulIdArgs& a, Isa isa, ThreadPool& pool);
 
 /// Reference: one scalar matmul per (slot, token) pair.

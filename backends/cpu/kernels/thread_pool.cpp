@@ -38,7 +38,7 @@ void ThreadPool::worker(int index) {
   }
 }
 
-void ThreadPool::run(int64_t n_tasks, const std::function<void(int64_t, int)>& fn) {
+void ThreadPool::run(int64_t n_tasks, TaskFn fn) {
   if (n_tasks <= 0) return;
   if (workers_.empty() || n_tasks == 1) {
     for (int64_t t = 0; t < n_tasks; ++t) fn(t, 0);

@@ -6,12 +6,25 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 namespace sy::cpu {
+
+/// A non-owning reference to a callable fn(task, thread): unlike std::function it never
+/// allocates, which keeps steady-state decode free of heap traffic.
+class TaskFn {
+ public:
+  template <class F>
+  TaskFn(const F& f)  // NOLINT: implicit, so lambdas pass directly
+      : obj_(&f), call_([](const void* o, int64_t task, int thread) { (*static_cast<const F*>(o))(task, thread); }) {}
+  void operator()(int64_t task, int thread) const { call_(obj_, task, thread); }
+
+ private:
+  const void* obj_;
+  void (*call_)(const void*, int64_t, int);
+};
 
 class ThreadPool {
  public:
@@ -26,7 +39,7 @@ class ThreadPool {
 
   /// Calls fn(task, thread) for every task in [0, n_tasks), spread over the threads, and
   /// returns when all are done. `thread` is in [0, size()). Not re-entrant.
-  void run(int64_t n_tasks, const std::function<void(int64_t task, int thread)>& fn);
+  void run(int64_t n_tasks, TaskFn fn);
 
  private:
   void worker(int index);
@@ -36,7 +49,7 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_cv_;
-  const std::function<void(int64_t, int)>* fn_ = nullptr;
+  const TaskFn* fn_ = nullptr;
   int64_t n_tasks_ = 0;
   uint64_t generation_ = 0;
   int busy_ = 0;

@@ -67,20 +67,22 @@ int64_t visible(const AttentionArgs& a, int64_t qi) {
 }  // namespace
 
 Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool) {
+  AttentionScratch s;
+  return attention(a, isa, pool, s);
+}
+
+Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool, AttentionScratch& scratch) {
   if (auto st = check(a); !st) return st;
   const Ctx c = make_ctx(a, isa);
   const int64_t n_heads = a.q.ne[1], group = n_heads / a.k.n_kv_heads, dv = a.v.dim;
   constexpr int64_t kTile = 64;
-  struct alignas(64) Scratch {
-    std::vector<float> qf, vrow, acc, s;
-    std::vector<uint8_t> qa;
-  };
-  std::vector<Scratch> scratch(static_cast<size_t>(pool.size()));
+  if (scratch.threads.size() < static_cast<size_t>(pool.size())) scratch.threads.resize(static_cast<size_t>(pool.size()));
   pool.run(a.q.ne[2] * n_heads, [&](int64_t task, int thread) {
     const int64_t qi = task / n_heads, h = task % n_heads, kvh = h / group;
-    Scratch& sc = scratch[static_cast<size_t>(thread)];
+    auto& sc = scratch.threads[static_cast<size_t>(thread)];
     query_act(c, qi, h, sc.qf, sc.qa);
-    sc.acc.assign(static_cast<size_t>(dv), 0.f);
+    sc.acc.resize(static_cast<size_t>(dv));
+    std::fill(sc.acc.begin(), sc.acc.end(), 0.f);
     sc.vrow.resize(static_cast<size_t>(dv));
     sc.s.resize(kTile);
     float m = -INFINITY, l = 0;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "dot.hpp"
 #include "ops.hpp"
@@ -38,9 +39,20 @@ struct AttentionArgs {
   View out;                          ///< [v.dim, n_heads, n_q]
 };
 
+/// Per-thread working memory of attention(), kept by the caller so calls reuse it.
+struct AttentionScratch {
+  struct alignas(64) PerThread {
+    std::vector<float> qf, vrow, acc, s;
+    std::vector<uint8_t> qa;
+  };
+  std::vector<PerThread> threads;
+};
+
 /// Flash-style: keys in tiles with an online softmax, so no n_ctx-sized score buffer;
 /// scores through the dot kernels (q converted to the K type's dot type, as llama.cpp's CPU
 /// path does); threads over (query, head).
+Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool, AttentionScratch& scratch);
+/// The same with scratch memory of its own.
 Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool);
 
 /// Reference: the same scores, a full softmax per (query, head), one thread.

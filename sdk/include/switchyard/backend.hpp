@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "switchyard/component.hpp"
+#include "switchyard/graph.hpp"
 #include "switchyard/ops.hpp"
 #include "switchyard/status.hpp"
 #include "switchyard/storage.hpp"
@@ -48,9 +49,6 @@ class Buffer {
   Buffer() = default;
 };
 
-/// A sub-graph handed to a backend for execution. First signature: the engine defines
-/// the node list; a backend receives a whole sub-graph so it can record it once and replay it.
-struct SubGraph;
 
 /// One device of a backend (a GPU, or the CPU with its RAM).
 class Device {

@@ -19,6 +19,8 @@ enum class StatusCode {
   unsupported,       ///< valid, but this implementation cannot do it (yet)
   unavailable,       ///< a device or runtime that is needed is not present
   out_of_memory,     ///< an allocation failed
+  out_of_range,      ///< a limit was reached (context length, token budget)
+  exhausted,         ///< a pool is used up (sequence slots, cache blocks)
   internal,          ///< a bug: an invariant did not hold
 };
 
@@ -57,6 +59,8 @@ inline Status corrupt(std::string m) { return {StatusCode::corrupt, std::move(m)
 inline Status unsupported(std::string m) { return {StatusCode::unsupported, std::move(m)}; }
 inline Status unavailable(std::string m) { return {StatusCode::unavailable, std::move(m)}; }
 inline Status out_of_memory(std::string m) { return {StatusCode::out_of_memory, std::move(m)}; }
+inline Status out_of_range(std::string m) { return {StatusCode::out_of_range, std::move(m)}; }
+inline Status resource_exhausted(std::string m) { return {StatusCode::exhausted, std::move(m)}; }
 inline Status internal(std::string m) { return {StatusCode::internal, std::move(m)}; }
 }  // namespace error
 

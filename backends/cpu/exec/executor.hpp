@@ -1,0 +1,44 @@
+// Runs a sub-graph of the op IR on the CPU: each node dispatches to the kernels in
+// kernels/ and ops/. Scratch memory (converted activations, gathered expert rows) grows to
+// the largest step seen and is then reused, so steady-state decode does not allocate.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "attention.hpp"
+#include "isa.hpp"
+#include "matmul_id.hpp"
+#include "switchyard/graph.hpp"
+#include "switchyard/status.hpp"
+#include "thread_pool.hpp"
+
+namespace sy::cpu {
+
+class Executor {
+ public:
+  Executor(Isa isa, ThreadPool& pool) : isa_(isa), pool_(pool) {}
+
+  /// Executes every node in order; the first failing node stops the run with its error.
+  Status run(const SubGraph& g);
+
+  /// Whether this executor runs `op` with weights/inputs of `type`.
+  [[nodiscard]] bool supports(OpKind op, StorageType type) const;
+
+ private:
+  Status node(const SubGraph& g, const GraphNode& n);
+  Status matmul_node(const GraphTensor& w, const GraphTensor& x, const GraphTensor& y);
+  Status matmul_id_node(const GraphTensor& w, const GraphTensor& x, const GraphTensor& ids, const GraphTensor& y);
+  Status attention_node(const SubGraph& g, const GraphNode& n);
+  Status conv1d_node(const SubGraph& g, const GraphNode& n);
+  Status delta_net_node(const SubGraph& g, const GraphNode& n);
+
+  Isa isa_;
+  ThreadPool& pool_;
+  std::vector<uint8_t> scratch_;   // converted activations
+  MatmulIdScratch id_scratch_;
+  AttentionScratch attn_scratch_;
+  std::vector<float> row_;         // one row for conversions
+};
+
+}  // namespace sy::cpu

@@ -1,0 +1,199 @@
+// switchyard run: one prompt, N generated tokens. Prefill is one batch (logits only for
+// the last prompt position), then one decode step per token. --force-ids feeds given ids
+// instead of the sampled ones (teacher forcing) so logits can be compared step by step.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "engine/runtime_setup.hpp"
+#include "engine/sampling.hpp"
+#include "pipeline/validate.hpp"
+
+namespace sy::cli {
+namespace {
+
+struct RunArgs {
+  std::string pipeline;
+  std::string model;
+  std::string prompt;
+  std::string prompt_ids;
+  std::string force_ids;
+  int64_t n = 16;
+  bool n_given = false;
+  std::optional<int64_t> seed;
+  std::vector<std::string> sets;
+  bool json = false;
+  std::string logits_out;
+};
+
+// The pipeline used with -m alone: the CPU, greedy (deterministic until issue 7's sampler
+// defaults land), llama.cpp-like context defaults.
+constexpr const char* kDefaultPipeline = R"(
+backends: [ { plugin: cpu } ]
+context: { length: 4096, kv_type: f16, ubatch: 512 }
+sampling: [ greedy ]
+)";
+
+std::optional<std::vector<int32_t>> parse_ids(const std::string& s, std::string& err) {
+  std::vector<int32_t> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    if (b == std::string::npos) continue;
+    item = item.substr(b, e - b + 1);
+    try {
+      size_t used = 0;
+      const long v = std::stol(item, &used);
+      if (used != item.size() || v < 0 || v > INT32_MAX) throw std::invalid_argument(item);
+      out.push_back(static_cast<int32_t>(v));
+    } catch (const std::exception&) {
+      err = "'" + item + "' is not a token id (expected non-negative integers separated by commas)";
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+nlohmann::json logits_line(int64_t pos, std::span<const float> l) {
+  std::vector<int32_t> order(l.size());
+  std::iota(order.begin(), order.end(), 0);
+  const size_t k = std::min<size_t>(20, l.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                    [&](int32_t a, int32_t b) { return l[static_cast<size_t>(a)] > l[static_cast<size_t>(b)] ||
+                                                       (l[static_cast<size_t>(a)] == l[static_cast<size_t>(b)] && a < b); });
+  nlohmann::json top = nlohmann::json::array();
+  for (size_t i = 0; i < k; ++i) top.push_back({order[i], l[static_cast<size_t>(order[i])]});
+  return {{"pos", pos}, {"top", top}, {"logits", std::vector<float>(l.begin(), l.end())}};
+}
+
+int fail(const std::string& msg) {
+  std::cerr << "switchyard run: " << msg << "\n";
+  return 1;
+}
+
+int run(const RunArgs& a) {
+  if (a.pipeline.empty() && a.model.empty()) return fail("give a pipeline (-p FILE) or a model (-m FILE)");
+  pipeline::LoadResult lr =
+      a.pipeline.empty()
+          ? pipeline::load_pipeline_text(
+                "model: { path: " + nlohmann::json(std::filesystem::absolute(a.model).string()).dump() + " }\n" +
+                    kDefaultPipeline,
+                "built-in default", a.sets)
+          : pipeline::load_pipeline(a.pipeline, a.sets);
+  for (const auto& d : lr.diagnostics) std::cerr << pipeline::format_diagnostic(d) << "\n";
+  if (!lr.ok()) return 1;
+  pipeline::Pipeline p = lr.pipeline;
+  if (!a.model.empty()) p.model.path = a.model;
+  if (p.model.path.empty()) return fail("the pipeline names no model; add model.path or pass -m FILE");
+
+  std::string err;
+  std::vector<int32_t> prompt, force;
+  if (!a.prompt.empty())
+    return fail("text prompts need the tokenizer, which is not part of this build yet; pass --prompt-ids 1,2,3");
+  if (a.prompt_ids.empty()) return fail("give the prompt as --prompt-ids 1,2,3");
+  if (auto ids = parse_ids(a.prompt_ids, err)) prompt = *ids; else return fail("--prompt-ids: " + err);
+  if (prompt.empty()) return fail("--prompt-ids is empty");
+  if (!a.force_ids.empty()) {
+    if (auto ids = parse_ids(a.force_ids, err)) force = *ids; else return fail("--force-ids: " + err);
+  }
+  const int64_t n = a.n_given || force.empty() ? a.n : static_cast<int64_t>(force.size());
+  if (n < 0) return fail("-n must not be negative");
+  if (static_cast<int64_t>(force.size()) < n && !force.empty())
+    return fail("--force-ids has " + std::to_string(force.size()) + " ids but -n asks for " + std::to_string(n));
+
+  auto rt = engine::bring_up(p);
+  if (!rt) return fail(rt.status().message());
+  auto& eng = *(*rt)->engine;
+  auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, a.seed);
+  if (!chain) return fail(chain.status().message());
+
+  std::ofstream lout;
+  if (!a.logits_out.empty()) {
+    lout.open(a.logits_out, std::ios::trunc);
+    if (!lout) return fail("cannot write --logits-out file " + a.logits_out);
+  }
+  if (auto st = eng.kv().add(0); !st) return fail(st.message());
+
+  using clock = std::chrono::steady_clock;
+  std::vector<engine::BatchToken> batch;
+  for (size_t i = 0; i < prompt.size(); ++i) batch.push_back({0, prompt[i], i + 1 == prompt.size()});
+  std::vector<float> logits;
+  const auto t0 = clock::now();
+  if (auto st = eng.decode(batch, logits); !st) return fail(st.message());
+  const auto t1 = clock::now();
+  int64_t pos = static_cast<int64_t>(prompt.size()) - 1;
+  if (lout) lout << logits_line(pos, logits).dump() << "\n";
+
+  std::vector<int32_t> ids, sampled;
+  for (int64_t i = 0; i < n; ++i) {
+    auto tok = chain->sample(logits, SamplerContext{prompt, ids});
+    if (!tok) return fail(tok.status().message());
+    sampled.push_back(*tok);
+    const int32_t next = force.empty() ? *tok : force[static_cast<size_t>(i)];
+    chain->accept(next);
+    ids.push_back(next);
+    if (!a.json) std::cout << next << (i + 1 < n ? " " : "\n") << std::flush;
+    const engine::BatchToken bt{0, next, true};
+    if (auto st = eng.decode({&bt, 1}, logits); !st) return fail(st.message());
+    ++pos;
+    if (lout) lout << logits_line(pos, logits).dump() << "\n";
+  }
+  const auto t2 = clock::now();
+  const double prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  const double gen_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+  const auto& st = eng.stats();
+  if (a.json) {
+    nlohmann::json j;
+    j["prompt_ids"] = prompt;
+    j["ids"] = ids;
+    if (!force.empty()) j["sampled_ids"] = sampled;
+    j["timings"] = {{"prompt_ms", prompt_ms},
+                    {"prompt_tokens", prompt.size()},
+                    {"prompt_tokens_per_s", prompt_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / prompt_ms : 0.0},
+                    {"generation_ms", gen_ms},
+                    {"generated_tokens", n},
+                    {"tokens_per_s", gen_ms > 0 ? 1000.0 * static_cast<double>(n) / gen_ms : 0.0}};
+    j["stats"] = {{"fallback_nodes", st.fallback_nodes},
+                  {"distinct_fallbacks", st.distinct_fallbacks},
+                  {"converted_weights", (*rt)->model->weights().converted()},
+                  {"arena_bytes", st.arena_bytes}};
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cerr << "prompt: " << prompt.size() << " tokens in " << prompt_ms << " ms ("
+              << (prompt_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / prompt_ms : 0.0) << " tokens/s); "
+              << "generation: " << n << " tokens in " << gen_ms << " ms ("
+              << (gen_ms > 0 ? 1000.0 * static_cast<double>(n) / gen_ms : 0.0) << " tokens/s)\n";
+    if (st.fallback_nodes > 0)
+      std::cerr << "fallbacks: " << st.fallback_nodes << " nodes ran off their preferred device\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Dispatch& d) {
+  auto a = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "Generate tokens for one prompt");
+  cmd->add_option("-p,--pipeline", a->pipeline, "Pipeline YAML file");
+  cmd->add_option("-m,--model", a->model, "Model file (replaces the pipeline's model.path)");
+  cmd->add_option("--prompt", a->prompt, "Prompt text");
+  cmd->add_option("--prompt-ids", a->prompt_ids, "Prompt as token ids: 1,2,3");
+  cmd->add_option("-n,--n-predict", a->n, "Tokens to generate")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed for the dist sampler");
+  cmd->add_option("--set", a->sets, "Override a pipeline key, e.g. --set context.kv_type=q8_0 (repeatable)");
+  cmd->add_flag("--json", a->json, "Print one JSON object: prompt_ids, ids, timings");
+  cmd->add_option("--logits-out", a->logits_out, "Write one JSON line of logits per position to FILE");
+  cmd->add_option("--force-ids", a->force_ids, "Feed these ids one per step instead of the sampled ones");
+  cmd->callback([&d, a, cmd] {
+    a->n_given = cmd->count("-n") > 0;
+    d.run = [a] { return run(*a); };
+  });
+}
+
+}  // namespace sy::cli

@@ -1,0 +1,110 @@
+#include "engine/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace sy::engine {
+
+Engine::Engine(const model::Model& m, std::vector<Device*> devices, const EngineConfig& cfg)
+    : model_(m), cfg_(cfg), sched_(std::move(devices), cfg.strict) {}
+
+Result<std::unique_ptr<Engine>> Engine::create(const model::Model& m, std::vector<Device*> devices, int cache_device,
+                                               const EngineConfig& cfg) {
+  if (devices.empty()) return error::invalid_argument("the engine needs at least one device");
+  if (cfg.ubatch < 1) return error::invalid_argument("context.ubatch must be at least 1");
+  Device& cache_dev = *devices[static_cast<size_t>(cache_device)];
+  std::unique_ptr<Engine> e(new Engine(m, std::move(devices), cfg));
+  auto kv = kv::KvCache::create(m.hparams(), cache_dev, cache_device, cfg.kv);
+  if (!kv) return kv.status();
+  e->kv_ = std::move(*kv);
+  const auto n = static_cast<size_t>(cfg.ubatch);
+  for (auto* v : {&e->tokens_, &e->positions_, &e->cells_, &e->rows_, &e->slots_, &e->outs_}) v->reserve(n);
+  return e;
+}
+
+Status Engine::decode(std::span<const BatchToken> batch, std::vector<float>& logits) {
+  // Sequences must come as consecutive runs, each run seen once.
+  for (size_t i = 1; i < batch.size(); ++i)
+    if (batch[i].seq != batch[i - 1].seq)
+      for (size_t j = 0; j + 1 < i; ++j)
+        if (batch[j].seq == batch[i].seq)
+          return error::invalid_argument("batch: the tokens of sequence " + std::to_string(batch[i].seq) +
+                                         " must be consecutive");
+  size_t n_out = 0;
+  for (const auto& t : batch) {
+    n_out += t.logits ? 1 : 0;
+    if (t.id < 0 || t.id >= n_vocab())
+      return error::invalid_argument("batch: token id " + std::to_string(t.id) + " is outside the vocabulary (0.." +
+                                     std::to_string(n_vocab() - 1) + ")");
+  }
+  logits.resize(n_out * static_cast<size_t>(n_vocab()));
+  size_t done_out = 0;
+  for (size_t first = 0; first < batch.size(); first += static_cast<size_t>(cfg_.ubatch)) {
+    const auto part = batch.subspan(first, std::min(batch.size() - first, static_cast<size_t>(cfg_.ubatch)));
+    if (auto st = ubatch(part, logits.data() + done_out * static_cast<size_t>(n_vocab())); !st) return st;
+    for (const auto& t : part) done_out += t.logits ? 1 : 0;
+  }
+  return Status::ok();
+}
+
+Status Engine::ubatch(std::span<const BatchToken> batch, float* logits) {
+  const auto n = batch.size();
+  for (auto* v : {&tokens_, &positions_, &cells_, &rows_, &slots_}) v->resize(n);
+  outs_.clear();
+  size_t i = 0;
+  while (i < n) {
+    size_t j = i;
+    while (j < n && batch[j].seq == batch[i].seq) ++j;
+    const int32_t seq = batch[i].seq;
+    const int64_t start = kv_->length(seq);
+    if (start < 0) return error::not_found("sequence " + std::to_string(seq) + " was not added to the KV cache");
+    if (auto st = kv_->extend(seq, static_cast<int64_t>(j - i), cells_.data() + i); !st) return st;
+    const int32_t row = kv_->row(seq);
+    for (size_t k = i; k < j; ++k) {
+      tokens_[k] = batch[k].id;
+      positions_[k] = static_cast<int32_t>(start + static_cast<int64_t>(k - i));
+      rows_[k] = row;
+      slots_[k] = row;
+      if (batch[k].logits) outs_.push_back(static_cast<int32_t>(k));
+    }
+    i = j;
+  }
+  model::StepInputs in;
+  in.n_tokens = static_cast<int64_t>(n);
+  in.n_outputs = static_cast<int64_t>(outs_.size());
+  in.tokens = tokens_.data();
+  in.positions = positions_.data();
+  in.kv_slots = cells_.data();
+  in.seq_rows = rows_.data();
+  in.state_slots = slots_.data();
+  in.out_rows = outs_.data();
+  in.block_tables = kv_->tables();
+  in.table_blocks = kv_->table_blocks();
+  in.table_rows = kv_->config().n_seq_max;
+  in.block_size = kv_->config().block_size;
+  in.k_cache = kv_->k();
+  in.v_cache = kv_->v();
+  in.conv_state = kv_->conv();
+  in.delta_state = kv_->delta();
+  in.cache_device = kv_->device();
+  if (outs_.empty()) {
+    // The graph still needs one output row; its logits are dropped.
+    dummy_out_ = static_cast<int32_t>(n - 1);
+    in.n_outputs = 1;
+    in.out_rows = &dummy_out_;
+  }
+  graph_.clear();
+  const graph::TensorId out = model_.architecture().build(graph_, in);
+  if (auto st = sched_.run(graph_); !st) return st;
+  if (outs_.empty()) return Status::ok();
+  const GraphTensor& t = graph_.tensor_at(out);
+  const size_t bytes = outs_.size() * static_cast<size_t>(n_vocab()) * sizeof(float);
+  if (t.data) {
+    std::memcpy(logits, t.data, bytes);
+    return Status::ok();
+  }
+  return t.buffer->download(t.offset, {reinterpret_cast<std::byte*>(logits), bytes});
+}
+
+}  // namespace sy::engine

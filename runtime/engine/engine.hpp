@@ -1,0 +1,59 @@
+// The engine: decodes batches of tokens from one or more sequences. A batch is split into
+// ubatches; each becomes one graph (built by the architecture, run by the scheduler), and
+// logits come back only for the tokens that asked for them. Every buffer is kept between
+// steps, so steady-state decode does not allocate.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "graph/scheduler.hpp"
+#include "kv/kv_cache.hpp"
+#include "model/model.hpp"
+
+namespace sy::engine {
+
+struct EngineConfig {
+  kv::KvConfig kv;
+  int64_t ubatch = 512;  ///< most tokens per graph
+  bool strict = false;   ///< fallbacks are errors
+};
+
+struct BatchToken {
+  int32_t seq = 0;
+  int32_t id = 0;
+  bool logits = false;  ///< return this position's logits
+};
+
+class Engine {
+ public:
+  /// `devices` in order of preference; the KV cache goes to devices[cache_device].
+  static Result<std::unique_ptr<Engine>> create(const model::Model& m, std::vector<Device*> devices, int cache_device,
+                                                const EngineConfig& cfg);
+
+  /// Appends the tokens to their sequences (each sequence's tokens consecutive, the
+  /// sequences already added to kv()). `logits` receives n_vocab floats per token that
+  /// asked, in batch order.
+  Status decode(std::span<const BatchToken> batch, std::vector<float>& logits);
+
+  [[nodiscard]] kv::KvCache& kv() { return *kv_; }
+  [[nodiscard]] const graph::SchedulerStats& stats() const { return sched_.stats(); }
+  [[nodiscard]] const model::Model& model() const { return model_; }
+  [[nodiscard]] int64_t n_vocab() const { return model_.hparams().n_vocab; }
+
+ private:
+  Engine(const model::Model& m, std::vector<Device*> devices, const EngineConfig& cfg);
+  Status ubatch(std::span<const BatchToken> batch, float* logits);
+
+  const model::Model& model_;
+  EngineConfig cfg_;
+  graph::Scheduler sched_;
+  std::unique_ptr<kv::KvCache> kv_;
+  graph::Graph graph_;
+  std::vector<int32_t> tokens_, positions_, cells_, rows_, slots_, outs_;
+  int32_t dummy_out_ = 0;
+};
+
+}  // namespace sy::engine

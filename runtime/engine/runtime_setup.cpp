@@ -1,0 +1,68 @@
+#include "engine/runtime_setup.hpp"
+
+#include "log/log.hpp"
+
+namespace sy::engine {
+
+Result<StorageType> kv_storage_type(const std::string& name) {
+  if (name == "f32") return StorageType::F32;
+  if (name == "f16") return StorageType::F16;
+  if (name == "bf16") return StorageType::BF16;
+  if (name == "q8_0") return StorageType::Q8_0;
+  if (name == "q4_0") return StorageType::Q4_0;
+  return error::unsupported("context.kv_type " + name +
+                            " has no attention kernel in this build; use f32, f16, bf16, q8_0 or q4_0");
+}
+
+Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std::vector<registry::SearchDir>* search) {
+  auto rt = std::make_unique<Runtime>();
+  auto lg = log::get("engine");
+  std::vector<std::string> warnings;
+  rt->registry = std::make_unique<registry::Registry>(search ? *search
+                                                             : registry::default_search_path(p.plugin_path, warnings));
+  for (const auto& w : warnings) lg->warn("{}", w);
+  rt->host_device = -1;
+  for (const auto& b : p.backends) {
+    ParamMap params = b.params;
+    if (!b.devices.empty()) params.set("devices", b.devices);
+    auto be = rt->registry->create_backend(b.plugin, params);
+    if (!be) {
+      // A GPU backend without a usable device: run on the rest, unless strict.
+      if (p.strict) return Status(be.status().code(), "backend " + b.plugin + ": " + be.status().message());
+      rt->notes.push_back("backend " + b.plugin + " skipped: " + be.status().message());
+      lg->warn("{}", rt->notes.back());
+      continue;
+    }
+    for (size_t i = 0; i < (*be)->device_count(); ++i) {
+      Device& d = (*be)->device(i);
+      if (rt->host_device < 0 && d.info().kind == DeviceKind::cpu) rt->host_device = static_cast<int>(rt->devices.size());
+      rt->devices.push_back(&d);
+    }
+    rt->backends.push_back(std::move(*be));
+  }
+  if (rt->host_device < 0)
+    return error::unavailable(
+        "the pipeline has no cpu backend; weights and the KV cache live in RAM until GPU placement lands, so add "
+        "`- { plugin: cpu }` to `backends`");
+  Device& host = *rt->devices[static_cast<size_t>(rt->host_device)];
+  auto m = model::Model::load(*rt->registry, p.model.path, p.model.format, host, rt->host_device);
+  if (!m) return m.status();
+  rt->model = std::move(*m);
+  auto kv_type = kv_storage_type(p.context.kv_type);
+  if (!kv_type) return kv_type.status();
+  EngineConfig cfg;
+  cfg.kv.type = *kv_type;
+  cfg.kv.n_ctx = p.context.length;
+  cfg.kv.n_seq_max = p.context.parallel;
+  cfg.ubatch = p.context.ubatch;
+  cfg.strict = p.strict;
+  auto e = Engine::create(*rt->model, rt->devices, rt->host_device, cfg);
+  if (!e) return e.status();
+  rt->engine = std::move(*e);
+  if (rt->model->weights().converted() > 0 && p.strict)
+    return error::unsupported(std::to_string(rt->model->weights().converted()) +
+                              " weight tensors needed conversion at load and `strict: true` forbids it");
+  return rt;
+}
+
+}  // namespace sy::engine

@@ -1,0 +1,34 @@
+// Bringing a validated pipeline up: the registry, its backends and devices, the model and
+// the engine, in the order they must be torn down in reverse.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "pipeline/pipeline.hpp"
+#include "registry/registry.hpp"
+#include "registry/search_path.hpp"
+
+namespace sy::engine {
+
+struct Runtime {
+  std::unique_ptr<registry::Registry> registry;
+  std::vector<registry::Owned<Backend>> backends;
+  std::vector<Device*> devices;  ///< in pipeline order
+  int host_device = 0;           ///< where weights and the KV cache live (the CPU)
+  std::unique_ptr<model::Model> model;
+  std::unique_ptr<Engine> engine;
+  std::vector<std::string> notes;  ///< backends skipped and why
+};
+
+/// The storage type of a `context.kv_type` name, or an error naming the supported ones.
+Result<StorageType> kv_storage_type(const std::string& name);
+
+/// Creates everything the pipeline names. `search` (optional) replaces the default
+/// plugin search path.
+Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p,
+                                          const std::vector<registry::SearchDir>* search = nullptr);
+
+}  // namespace sy::engine

@@ -1,0 +1,212 @@
+#include "kv/kv_cache.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "graph/graph.hpp"
+
+namespace sy::kv {
+namespace {
+
+Result<std::unique_ptr<Buffer>> zeroed(Device& d, size_t bytes) {
+  auto b = d.allocate(std::max<size_t>(bytes, 64));
+  if (!b) return b.status();
+  if (void* p = (*b)->host_data()) {
+    std::memset(p, 0, (*b)->size());
+  } else {
+    std::vector<std::byte> z((*b)->size());
+    if (auto st = (*b)->upload(0, z); !st) return st;
+  }
+  return b;
+}
+
+// Copies `bytes` bytes within one buffer.
+Status move_bytes(Buffer& b, size_t from, size_t to, size_t bytes) {
+  if (auto* p = static_cast<std::byte*>(b.host_data())) {
+    std::memmove(p + to, p + from, bytes);
+    return Status::ok();
+  }
+  std::vector<std::byte> tmp(bytes);
+  if (auto st = b.download(from, tmp); !st) return st;
+  return b.upload(to, tmp);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<KvCache>> KvCache::create(const model::HParams& hp, Device& device, int device_index,
+                                                 const KvConfig& cfg) {
+  if (cfg.n_ctx < 1 || cfg.n_seq_max < 1 || cfg.block_size < 1)
+    return error::invalid_argument("context length, parallel sequences and block size must be positive");
+  const auto& ti = storage_type_info(cfg.type);
+  for (int64_t hd : {hp.head_dim_k, hp.head_dim_v})
+    if (hd % ti.block_size != 0)
+      return error::invalid_argument("context.kv_type " + std::string(storage_type_name(cfg.type)) +
+                                     " stores heads in blocks of " + std::to_string(ti.block_size) +
+                                     " values, but this model's head size is " + std::to_string(hd) +
+                                     "; use kv_type f16 for it");
+  std::unique_ptr<KvCache> c(new KvCache());
+  c->cfg_ = cfg;
+  c->device_ = &device;
+  c->device_index_ = device_index;
+  c->max_blocks_ = (cfg.n_ctx + cfg.block_size - 1) / cfg.block_size;
+  const int64_t n_blocks = c->max_blocks_ * cfg.n_seq_max;
+  const int64_t cells = n_blocks * cfg.block_size;
+  auto make = [&](StorageType type, int64_t ne0, int64_t ne1, int64_t ne2, std::vector<GraphTensor>& out) -> Status {
+    GraphTensor t;
+    t.type = type;
+    t.ne[0] = ne0, t.ne[1] = ne1, t.ne[2] = ne2;
+    graph::set_contiguous_strides(t);
+    auto b = zeroed(device, static_cast<size_t>(t.nb[3] * t.ne[3]));
+    if (!b) return b.status();
+    t.buffer = b->get();
+    t.data = (*b)->host_data();
+    c->buffers_.push_back(std::move(*b));
+    out.push_back(t);
+    return Status::ok();
+  };
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    if (hp.is_full_attention(il)) {
+      if (auto st = make(cfg.type, hp.head_dim_k, hp.n_head_kv, cells, c->k_); !st) return st;
+      if (auto st = make(cfg.type, hp.head_dim_v, hp.n_head_kv, cells, c->v_); !st) return st;
+      c->bytes_per_token_ += static_cast<uint64_t>(c->k_.back().nb[2] + c->v_.back().nb[2]);
+    } else {
+      if (auto st = make(StorageType::F32, hp.conv_state_floats(), cfg.n_seq_max, 1, c->conv_); !st) return st;
+      if (auto st = make(StorageType::F32, hp.delta_state_floats(), cfg.n_seq_max, 1, c->delta_); !st) return st;
+    }
+  }
+  c->tables_.assign(static_cast<size_t>(cfg.n_seq_max * c->max_blocks_), 0);
+  c->seq_of_row_.assign(static_cast<size_t>(cfg.n_seq_max), -1);
+  c->length_.assign(static_cast<size_t>(cfg.n_seq_max), 0);
+  c->refs_.assign(static_cast<size_t>(n_blocks), 0);
+  for (int64_t b = n_blocks - 1; b >= 0; --b) c->free_.push_back(static_cast<int32_t>(b));
+  return c;
+}
+
+int32_t KvCache::row(int32_t seq) const {
+  for (size_t r = 0; r < seq_of_row_.size(); ++r)
+    if (seq_of_row_[r] == seq) return static_cast<int32_t>(r);
+  return -1;
+}
+
+int64_t KvCache::length(int32_t seq) const {
+  const int32_t r = row(seq);
+  return r < 0 ? -1 : length_[static_cast<size_t>(r)];
+}
+
+Status KvCache::zero_state(int32_t r) {
+  for (auto* set : {&conv_, &delta_})
+    for (const auto& t : *set) {
+      const auto bytes = static_cast<size_t>(t.nb[1]);
+      if (auto* p = static_cast<std::byte*>(t.data)) {
+        std::memset(p + static_cast<size_t>(r) * bytes, 0, bytes);
+      } else {
+        std::vector<std::byte> z(bytes);
+        if (auto st = t.buffer->upload(static_cast<size_t>(r) * bytes, z); !st) return st;
+      }
+    }
+  return Status::ok();
+}
+
+Status KvCache::add(int32_t seq) {
+  if (seq < 0) return error::invalid_argument("sequence ids must not be negative");
+  if (row(seq) >= 0) return error::invalid_argument("sequence " + std::to_string(seq) + " already exists");
+  const int32_t r = row(-1);
+  if (r < 0)
+    return error::resource_exhausted("all " + std::to_string(cfg_.n_seq_max) +
+                                     " sequence slots are in use; raise context.parallel");
+  seq_of_row_[static_cast<size_t>(r)] = seq;
+  length_[static_cast<size_t>(r)] = 0;
+  return zero_state(r);
+}
+
+void KvCache::release_blocks(int32_t r) {
+  const int64_t used = (length_[static_cast<size_t>(r)] + cfg_.block_size - 1) / cfg_.block_size;
+  for (int64_t i = 0; i < used; ++i) {
+    const int32_t b = tables_[static_cast<size_t>(r * max_blocks_ + i)];
+    if (--refs_[static_cast<size_t>(b)] == 0) free_.push_back(b);
+  }
+  length_[static_cast<size_t>(r)] = 0;
+}
+
+Status KvCache::remove(int32_t seq) {
+  const int32_t r = row(seq);
+  if (r < 0) return error::not_found("sequence " + std::to_string(seq) + " does not exist");
+  release_blocks(r);
+  seq_of_row_[static_cast<size_t>(r)] = -1;
+  return Status::ok();
+}
+
+Status KvCache::copy_block(int32_t from, int32_t to) {
+  for (auto* set : {&k_, &v_})
+    for (const auto& t : *set) {
+      const auto bytes = static_cast<size_t>(t.nb[2] * cfg_.block_size);
+      if (auto st = move_bytes(*t.buffer, static_cast<size_t>(from) * bytes, static_cast<size_t>(to) * bytes, bytes); !st)
+        return st;
+    }
+  return Status::ok();
+}
+
+Status KvCache::copy_state(int32_t from_row, int32_t to_row) {
+  for (auto* set : {&conv_, &delta_})
+    for (const auto& t : *set) {
+      const auto bytes = static_cast<size_t>(t.nb[1]);
+      if (auto st = move_bytes(*t.buffer, static_cast<size_t>(from_row) * bytes, static_cast<size_t>(to_row) * bytes, bytes);
+          !st)
+        return st;
+    }
+  return Status::ok();
+}
+
+Status KvCache::fork(int32_t src, int32_t dst) {
+  const int32_t rs = row(src);
+  if (rs < 0) return error::not_found("sequence " + std::to_string(src) + " does not exist");
+  const int64_t len = length_[static_cast<size_t>(rs)];
+  const bool partial = len % cfg_.block_size != 0;
+  if (partial && free_.empty()) return error::resource_exhausted("the KV cache has no free block to fork into");
+  if (auto st = add(dst); !st) return st;
+  const int32_t rd = row(dst);
+  const int64_t used = (len + cfg_.block_size - 1) / cfg_.block_size;
+  for (int64_t i = 0; i < used; ++i) {
+    int32_t b = tables_[static_cast<size_t>(rs * max_blocks_ + i)];
+    if (i == used - 1 && partial) {
+      const int32_t nb = free_.back();
+      free_.pop_back();
+      if (auto st = copy_block(b, nb); !st) return st;
+      b = nb;
+    }
+    ++refs_[static_cast<size_t>(b)];
+    tables_[static_cast<size_t>(rd * max_blocks_ + i)] = b;
+  }
+  length_[static_cast<size_t>(rd)] = len;
+  return copy_state(rs, rd);
+}
+
+Status KvCache::extend(int32_t seq, int64_t n, int32_t* cells) {
+  const int32_t r = row(seq);
+  if (r < 0) return error::not_found("sequence " + std::to_string(seq) + " does not exist");
+  const int64_t len = length_[static_cast<size_t>(r)];
+  if (len + n > cfg_.n_ctx)
+    return error::out_of_range("sequence " + std::to_string(seq) + " would hold " + std::to_string(len + n) +
+                               " tokens, but the context length is " + std::to_string(cfg_.n_ctx) +
+                               "; raise context.length (or shorten the prompt or -n)");
+  const int64_t have = (len + cfg_.block_size - 1) / cfg_.block_size;
+  const int64_t need = (len + n + cfg_.block_size - 1) / cfg_.block_size;
+  if (need - have > static_cast<int64_t>(free_.size()))
+    return error::resource_exhausted("the KV cache has no free blocks left for sequence " + std::to_string(seq));
+  for (int64_t i = have; i < need; ++i) {
+    const int32_t b = free_.back();
+    free_.pop_back();
+    refs_[static_cast<size_t>(b)] = 1;
+    tables_[static_cast<size_t>(r * max_blocks_ + i)] = b;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t p = len + i;
+    cells[i] = static_cast<int32_t>(tables_[static_cast<size_t>(r * max_blocks_ + p / cfg_.block_size)] * cfg_.block_size +
+                                    p % cfg_.block_size);
+  }
+  length_[static_cast<size_t>(r)] = len + n;
+  return Status::ok();
+}
+
+}  // namespace sy::kv

@@ -1,0 +1,46 @@
+// Hyper-parameters of a model, read from its metadata under "<architecture>.*". A missing
+// key that the architecture needs is an error naming the key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "switchyard/metadata.hpp"
+#include "switchyard/status.hpp"
+
+namespace sy::model {
+
+struct HParams {
+  std::string arch;
+  int64_t n_vocab = 0, n_embd = 0, n_layer = 0, n_ctx_train = 0;
+  int64_t n_head = 0, n_head_kv = 0, head_dim_k = 0, head_dim_v = 0;
+  int64_t n_ff = 0;
+  float eps = 1e-5f;
+  // RoPE
+  int64_t n_rot = 0;
+  float rope_base = 10000.f, rope_scale = 1.f;
+  int rope_sections[4] = {0, 0, 0, 0};
+  // Mixture of experts
+  int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
+  // Linear attention (Qwen3.5/3.6 gated delta net)
+  int64_t full_attn_interval = 0, ssm_conv_kernel = 0, ssm_state = 0, ssm_groups = 0, ssm_v_heads = 0;
+
+  /// Whether layer il keeps a KV cache (full attention) rather than recurrent state.
+  [[nodiscard]] bool is_full_attention(int64_t il) const {
+    return full_attn_interval <= 0 || (il + 1) % full_attn_interval == 0;
+  }
+  [[nodiscard]] int64_t n_full_attention_layers() const;
+  [[nodiscard]] int64_t n_linear_layers() const { return n_layer - n_full_attention_layers(); }
+  /// Floats of convolution state per linear-attention layer and sequence.
+  [[nodiscard]] int64_t conv_state_floats() const {
+    return (ssm_conv_kernel - 1) * (2 * ssm_groups * ssm_state + ssm_v_heads * ssm_state);
+  }
+  /// Floats of delta-net state per linear-attention layer and sequence.
+  [[nodiscard]] int64_t delta_state_floats() const { return ssm_state * ssm_state * ssm_v_heads; }
+};
+
+/// Reads the hyper-parameters; `n_vocab` comes from the token table's row count.
+Result<HParams> read_hparams(const Metadata& md, int64_t n_vocab);
+
+}  // namespace sy::model

@@ -1,0 +1,43 @@
+#include "model/model.hpp"
+
+#include "log/log.hpp"
+
+namespace sy::model {
+
+Result<std::unique_ptr<Model>> Model::load(registry::Registry& reg, const std::filesystem::path& path,
+                                           const std::string& format, Device& device, int device_index) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) && !std::filesystem::is_directory(path, ec))
+    return error::not_found("model file " + path.string() + " does not exist");
+  std::string name = format;
+  if (name.empty()) {
+    auto choice = reg.choose_format(path);
+    if (!choice) return choice.status();
+    name = reg.manifest(*choice->component).name;
+  }
+  std::unique_ptr<Model> m(new Model());
+  auto fmt = reg.create_format(name, {});
+  if (!fmt) return fmt.status();
+  m->format_ = std::move(*fmt);
+  auto src = m->format_->open(path);
+  if (!src) return src.status();
+  m->source_ = std::move(*src);
+  int64_t n_vocab = 0;
+  for (const auto& t : m->source_->tensors())
+    if (t.name == "token_embd.weight" && t.shape.size() >= 2) n_vocab = static_cast<int64_t>(t.shape[1]);
+  if (n_vocab == 0) return error::invalid_argument(path.string() + ": the model has no token_embd.weight tensor");
+  auto hp = read_hparams(m->source_->metadata(), n_vocab);
+  if (!hp) return error::invalid_argument(path.string() + ": " + hp.status().message());
+  m->hp_ = std::move(*hp);
+  auto w = Weights::load(*m->source_, device, device_index);
+  if (!w) return error::invalid_argument(path.string() + ": " + w.status().message());
+  m->weights_ = std::move(*w);
+  auto arch = make_architecture(m->hp_, m->weights_);
+  if (!arch) return Status(arch.status().code(), path.string() + ": " + arch.status().message());
+  m->arch_ = std::move(*arch);
+  log::get("model")->info("{}: {} with {} layers, {} MiB of weights on {}", path.string(), m->hp_.arch,
+                          m->hp_.n_layer, m->weights_.bytes() >> 20, device.info().name);
+  return m;
+}
+
+}  // namespace sy::model

@@ -1,0 +1,68 @@
+#include "model/weights.hpp"
+
+#include <cstring>
+
+#include "graph/graph.hpp"
+#include "log/log.hpp"
+#include "switchyard/quant.hpp"
+
+namespace sy::model {
+
+Result<Weights> Weights::load(const ModelSource& src, Device& device, int device_index) {
+  Weights w;
+  w.device_ = device_index;
+  const bool host_visible = device.info().host_visible;
+  auto lg = log::get("model");
+  const auto descs = src.tensors();
+  for (size_t i = 0; i < descs.size(); ++i) {
+    const TensorDesc& d = descs[i];
+    GraphTensor t;
+    t.type = d.type;
+    for (size_t k = 0; k < d.shape.size() && k < 4; ++k) t.ne[k] = static_cast<int64_t>(d.shape[k]);
+    graph::set_contiguous_strides(t);
+    const bool matrix = d.shape.size() >= 2;
+    const bool convert = matrix && t.type != StorageType::F32 && !device.supports(OpKind::matmul, t.type);
+    w.bytes_ += d.bytes;
+    if (!convert && host_visible) {
+      auto view = src.view(i);
+      if (view) {
+        t.data = const_cast<std::byte*>(view->data());  // weights are only read
+        w.tensors_.emplace(d.name, t);
+        continue;
+      }
+    }
+    // Read the bytes; convert to F32 when no kernel handles the type.
+    std::vector<std::byte> raw(d.bytes);
+    if (auto st = src.read(i, 0, raw); !st) return st;
+    if (convert) {
+      if (!can_dequantize(t.type))
+        return error::unsupported("tensor " + d.name + " is stored as " + std::string(storage_type_name(t.type)) +
+                                  ", which neither a kernel nor a converter of this build handles");
+      lg->warn("fallback: no {} kernel for {} on {}; {} converted to F32 at load", "matmul",
+               storage_type_name(t.type), device.info().name, d.name);
+      std::vector<std::byte> f32(static_cast<size_t>(t.elements()) * sizeof(float));
+      for (int64_t r = 0; r < t.rows(); ++r)
+        if (auto st = dequantize_row(t.type, raw.data() + r * t.nb[1], reinterpret_cast<float*>(f32.data()) + r * t.ne[0], t.ne[0]); !st)
+          return st;
+      raw = std::move(f32);
+      t.type = StorageType::F32;
+      graph::set_contiguous_strides(t);
+      ++w.converted_;
+    }
+    auto buf = device.allocate(raw.size());
+    if (!buf) return buf.status();
+    if (auto st = (*buf)->upload(0, raw); !st) return st;
+    t.buffer = buf->get();
+    t.data = (*buf)->host_data();
+    w.buffers_.push_back(std::move(*buf));
+    w.tensors_.emplace(d.name, t);
+  }
+  return w;
+}
+
+const GraphTensor* Weights::find(std::string_view name) const {
+  auto it = tensors_.find(std::string(name));
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+}  // namespace sy::model

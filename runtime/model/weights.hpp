@@ -1,0 +1,40 @@
+// A model's tensors, made ready for the graph: mapped in place where the device can read
+// the file's memory (the CPU: zero copy from mmap), uploaded otherwise, and converted at
+// load when no kernel handles their storage type (logged and counted as a fallback).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "switchyard/backend.hpp"
+#include "switchyard/format.hpp"
+#include "switchyard/graph.hpp"
+
+namespace sy::model {
+
+class Weights {
+ public:
+  /// Makes every tensor of `src` available on `device` (index `device_index` in the
+  /// scheduler). `src` must outlive the result.
+  static Result<Weights> load(const ModelSource& src, Device& device, int device_index);
+
+  /// The tensor, or nullptr.
+  [[nodiscard]] const GraphTensor* find(std::string_view name) const;
+  [[nodiscard]] int device() const { return device_; }
+  /// Tensors converted at load because no kernel reads their type.
+  [[nodiscard]] int64_t converted() const { return converted_; }
+  [[nodiscard]] uint64_t bytes() const { return bytes_; }
+
+ private:
+  std::unordered_map<std::string, GraphTensor> tensors_;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+  int device_ = 0;
+  int64_t converted_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace sy::model

@@ -1,0 +1,76 @@
+// The op IR a backend executes: plain arrays of tensors and nodes, resolved to memory by
+// the runtime before execution. A backend receives a whole sub-graph at once, so a GPU
+// backend can record it once (Vulkan command buffer, CUDA graph) and replay it while the
+// shapes stay the same; `shape_key` says when they changed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "switchyard/ops.hpp"
+#include "switchyard/storage.hpp"
+
+namespace sy {
+
+class Buffer;
+
+/// A tensor of a graph: weights, KV cache and state (persistent), inputs the engine
+/// fills, or intermediates placed in the step's arena. Shapes are innermost-first; strides
+/// are in bytes (a view is just another tensor with the same buffer and its own strides).
+struct GraphTensor {
+  StorageType type = StorageType::F32;
+  int64_t ne[4] = {1, 1, 1, 1};
+  int64_t nb[4] = {0, 0, 0, 0};
+  Buffer* buffer = nullptr;  ///< where it lives; nullptr for host inputs
+  size_t offset = 0;         ///< byte offset in `buffer`
+  void* data = nullptr;      ///< host address when the memory is host-visible, else nullptr
+
+  [[nodiscard]] int64_t elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+  [[nodiscard]] int64_t rows() const { return ne[1] * ne[2] * ne[3]; }
+};
+
+constexpr int kMaxSources = 8;
+
+/// One operation. Sources and the destination index the sub-graph's tensor array; unused
+/// sources are -1. Integer and float parameters are per op:
+///
+/// | op | sources | parameters |
+/// |---|---|---|
+/// | get_rows | table [k, n] (any type), ids I32 [m] | - ; dst F32 [k, m] |
+/// | rms_norm, l2_norm | x | f[0] eps (per row; l2: x / max(norm, eps)) |
+/// | matmul | W [k, rows], X F32 [k, m...] | - ; dst [rows, m...] |
+/// | matmul_id | W [k, rows, experts], X [k, 1 or used, tokens], ids I32 [used, tokens] | - |
+/// | add, mul | a, b (b broadcasts where its size is 1) | - |
+/// | scale | x | f[0] factor |
+/// | swiglu | gate, up | - |
+/// | silu, gelu, sigmoid, softplus | x | - |
+/// | softmax | x | - (per row) |
+/// | rope | x [hd, heads, tokens], positions I32 [tokens] | i[0] mode (0 normal, 1 neox, 2 multi), i[1] rotated dims, i[2..5] sections; f[0] base, f[1] scale |
+/// | top_k | x [n, rows] | i[0] k; dst I32 [k, rows], descending, ties to the lower index |
+/// | expert_weights | probs [experts, tokens], ids I32 [used, tokens] | i[0] renormalise; f[0] scale; dst [used, tokens] |
+/// | moe_combine | y [d, used, tokens], w [used, tokens] | - ; dst [d, tokens] = sum over used |
+/// | copy | x (any layout) | - ; dst contiguous, converted to dst's type |
+/// | set_rows | rows F32 [k, m], slots I32 [m] | - ; dst (a cache) row slots[i] = rows i, in dst's type |
+/// | conv1d | x [ch, tokens], w [K, ch], state F32 [(K-1) ch, slots], slot I32 [tokens] | - |
+/// | delta_net | q, k [d, kh, t], v [d, vh, t], g, beta [vh, t], state F32 [d d vh, slots], slot I32 [t] | - |
+/// | attention | q [hd, heads, t], K, V caches [hd, kv_heads, cells], pos I32 [t], seq I32 [t], tables I32 [blocks, seqs] | i[0] block size; f[0] scale |
+///
+/// Recurrent ops and attention take the tokens of one sequence as a contiguous run; the
+/// `slot`/`seq` input names the state slot or block-table row of each token.
+struct GraphNode {
+  OpKind op = OpKind::copy;
+  int32_t dst = -1;
+  int32_t src[kMaxSources] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  int32_t i[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  float f[4] = {0, 0, 0, 0};
+};
+
+/// A sub-graph handed to one device: every node runs there, in order.
+struct SubGraph {
+  std::span<const GraphTensor> tensors;
+  std::span<const GraphNode> nodes;
+  uint64_t shape_key = 0;  ///< equal keys: same nodes and shapes as a previous call (replayable)
+};
+
+}  // namespace sy
