@@ -1,0 +1,178 @@
+// The engine against llama.cpp's reference outputs (shared/fixtures, see its README):
+// teacher-forced logits within each file's tolerance, argmax where the file requires it,
+// identical free-running greedy ids on F32 files, batch invariance, and q8_0 KV.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+
+#include "engine_support.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kFixtures = fs::path(SY_SHARED_DIR) / "fixtures";
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+fs::path model_of(const json& ref) {
+  if (ref.contains("model_location"))  // "shared/models/..."
+    return fs::path(SY_SHARED_DIR) / fs::path(ref["model_location"].get<std::string>()).lexically_relative("shared");
+  return kFixtures / ref["model_file"].get<std::string>();
+}
+
+// Every reference with an architecture this build runs; deepseek2 (MLA) is not one yet.
+std::vector<fs::path> references() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(kFixtures)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > 9 && name.ends_with(".ref.json") && name.rfind("deepseek2", 0) != 0) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<int32_t> ids(const json& j) { return j.get<std::vector<int32_t>>(); }
+
+size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("engine: teacher-forced logits match llama.cpp on every fixture", "[engine]") {
+  const auto refs = references();
+  REQUIRE(refs.size() >= 28);
+  for (const auto& path : refs) {
+    const json ref = read_json(path);
+    DYNAMIC_SECTION(path.filename().string()) {
+      auto rt = sy::test::bring_up_model(model_of(ref));
+      const auto& tol = ref["tolerance"];
+      const double max_abs = tol["max_abs_logit_diff"], max_rms = tol["rms_logit_diff"];
+      const auto steps = sy::test::teacher_forced(*rt->engine, 0, ids(ref["prompt_ids"]), ids(ref["greedy_ids"]));
+      REQUIRE(steps.size() == ref["steps"].size());
+      double worst = 0;
+      for (const auto& s : ref["steps"]) {
+        const auto& l = steps[s["step"].get<size_t>()];
+        for (const auto& p : s["topk"]) worst = std::max(worst, std::abs(l[p[0].get<size_t>()] - p[1].get<double>()));
+      }
+      CHECK(worst <= max_abs);
+      for (const auto& f : ref["full_logits"]) {
+        const auto& l = steps[f["step"].get<size_t>()];
+        const auto r = f["logits"].get<std::vector<double>>();
+        REQUIRE(l.size() == r.size());
+        double mx = 0, ss = 0;
+        for (size_t i = 0; i < r.size(); ++i) {
+          const double d = std::abs(l[i] - r[i]);
+          mx = std::max(mx, d);
+          ss += d * d;
+        }
+        CHECK(mx <= max_abs);
+        CHECK(std::sqrt(ss / static_cast<double>(r.size())) <= max_rms);
+      }
+      for (const auto& k : tol["steps_where_argmax_is_required"]) {
+        const auto& l = steps[k.get<size_t>()];
+        CHECK(sy::test::argmax(l.data(), static_cast<int64_t>(l.size())) == ref["steps"][k.get<size_t>()]["argmax"]);
+      }
+      std::cout << path.filename().string() << ": max |logit diff| " << worst << " (tolerance " << max_abs << ")\n";
+    }
+  }
+}
+
+TEST_CASE("engine: free-running greedy equals llama.cpp on F32 fixtures and stories260K", "[engine]") {
+  for (const auto& path : references()) {
+    const json ref = read_json(path);
+    const bool f32 = ref.value("weights", "") == "f32";
+    const bool stories = path.filename().string().rfind("stories260K", 0) == 0;
+    if (!f32 && !stories) continue;
+    DYNAMIC_SECTION(path.filename().string()) {
+      auto rt = sy::test::bring_up_model(model_of(ref));
+      const auto want = ids(ref["greedy_ids"]);
+      CHECK(sy::test::greedy(*rt->engine, 0, ids(ref["prompt_ids"]), static_cast<int64_t>(want.size())) == want);
+    }
+  }
+}
+
+TEST_CASE("engine: a prompt decoded alone and inside a batch of four gives the same greedy ids", "[engine]") {
+  for (const char* name : {"llama-gqa-e64-q8_0", "mixtral-e64-f32", "qwen35moe-e128-q8_0", "qwen35moe-e64-p100-f32"}) {
+    DYNAMIC_SECTION(name) {
+      const json ref = read_json(kFixtures / (std::string(name) + ".ref.json"));
+      const auto prompt = ids(ref["prompt_ids"]);
+      constexpr int64_t kN = 16;
+      sy::test::EngineOptions o;
+      o.kv_type = "f16";
+      o.parallel = 4;
+      o.ubatch = 48;  // the batch's prompts span several ubatches
+      auto rt = sy::test::bring_up_model(model_of(ref), o);
+      auto& e = *rt->engine;
+      REQUIRE(e.kv().add(0).is_ok());
+      const auto alone = sy::test::greedy(e, 0, prompt, kN);
+      REQUIRE(e.kv().remove(0).is_ok());
+
+      // Four sequences: the target second, the others with different prompts and lengths.
+      std::vector<std::vector<int32_t>> prompts{{1, 5, 9, 300, 41}, prompt, {1, 77}, {}};
+      for (int i = 0; i < 40; ++i) prompts[3].push_back(static_cast<int32_t>(1 + (i * 37) % 500));
+      for (int32_t s = 0; s < 4; ++s) REQUIRE(e.kv().add(s).is_ok());
+      std::vector<sy::engine::BatchToken> batch;
+      for (int32_t s = 0; s < 4; ++s)
+        for (size_t i = 0; i < prompts[static_cast<size_t>(s)].size(); ++i)
+          batch.push_back({s, prompts[static_cast<size_t>(s)][i], i + 1 == prompts[static_cast<size_t>(s)].size()});
+      std::vector<int32_t> together;
+      std::vector<float> logits;
+      for (int64_t k = 0; k < kN; ++k) {
+        REQUIRE(e.decode(batch, logits).is_ok());
+        batch.clear();
+        for (int32_t s = 0; s < 4; ++s) {
+          const int32_t next = sy::test::argmax(logits.data() + s * e.n_vocab(), e.n_vocab());
+          if (s == 1) together.push_back(next);
+          batch.push_back({s, next, true});
+        }
+      }
+      CHECK(together == alone);
+    }
+  }
+}
+
+// q8_0 K/V moves logits by up to ~0.05 on these random models (measured: 0.005 - 0.04 on
+// the F32 files), on top of the file's own weight-quantization noise. A greedy sequence
+// can only be required to survive up to the first reference step whose margin is within
+// twice that noise: the README's free-running rule with the KV noise added. Several
+// K-quant files have such near-ties in their first steps, where llama.cpp's own F16-KV
+// run (ref_llamacpp_defaults) already diverges from its F32-KV run.
+TEST_CASE("engine: with a q8_0 KV cache the fixtures keep their greedy ids for 16 tokens", "[engine]") {
+  for (const auto& path : references()) {
+    const json ref = read_json(path);
+    const int64_t head = ref["hparams"].value("attention.key_length",
+                                              ref["hparams"].value("embedding_length", 0) /
+                                                  std::max<int64_t>(1, ref["hparams"].value("attention.head_count", 1)));
+    DYNAMIC_SECTION(path.filename().string()) {
+      sy::test::EngineOptions o;
+      o.kv_type = "q8_0";
+      if (head % 32 != 0) {
+        // q8_0 blocks of 32 cannot hold a 16-wide head: a clear error, not a wrong answer.
+        CHECK_THROWS_WITH(sy::test::bring_up_model(model_of(ref), o), Catch::Contains("use kv_type f16"));
+        continue;
+      }
+      auto rt = sy::test::bring_up_model(model_of(ref), o);
+      REQUIRE(rt->engine->kv().add(0).is_ok());
+      const auto want = ids(ref["greedy_ids"]);
+      const auto got = sy::test::greedy(*rt->engine, 0, ids(ref["prompt_ids"]), static_cast<int64_t>(want.size()));
+      const size_t same = common_prefix(got, want);
+      const double noise = std::max(ref["tolerance"]["max_abs_logit_diff"].get<double>(), 0.05);
+      size_t required = 16;
+      for (size_t k = 0; k < required; ++k)
+        if (ref["steps"][k]["margin"].get<double>() <= 2 * noise) required = k;
+      std::cout << path.filename().string() << ": q8_0 KV keeps the greedy ids for " << same << " of " << want.size()
+                << " tokens (required " << required << ")\n";
+      CHECK(same >= required);
+    }
+  }
+}
