@@ -18,5 +18,6 @@ void add_plugins_command(CLI::App& app, Dispatch& d);
 void add_validate_command(CLI::App& app, Dispatch& d);
 void add_inspect_command(CLI::App& app, Dispatch& d);
 void add_run_command(CLI::App& app, Dispatch& d);
+void add_synth_command(CLI::App& app, Dispatch& d);
 
 }  // namespace sy::cli

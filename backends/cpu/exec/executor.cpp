@@ -186,7 +186,7 @@ Status Executor::delta_net_node(const SubGraph& g, const GraphNode& n) {
     a.beta = token_slice(beta, 1, t0, cnt);
     a.state = reinterpret_cast<float*>(static_cast<uint8_t*>(state.data) + slot * state.nb[1]);
     a.out = token_slice(out, 2, t0, cnt);
-    return delta_net(a);
+    return delta_net(a, &ops_);
   });
 }
 
@@ -195,7 +195,7 @@ Status Executor::node(const SubGraph& g, const GraphNode& n) {
   const GraphTensor& d = g.tensors[static_cast<size_t>(n.dst)];
   switch (n.op) {
     case OpKind::get_rows:
-      return get_rows(src(0).data, src(0).type, src(0).ne[0], src(0).ne[1], ids_of(src(1)), view_of(d));
+      return get_rows(src(0).data, src(0).type, src(0).ne[0], src(0).ne[1], ids_of(src(1)), view_of(d), &ops_);
     case OpKind::rms_norm: return rms_norm(view_of(src(0)), view_of(d), n.f[0]);
     case OpKind::l2_norm: {
       const View x = view_of(src(0)), y = view_of(d);
@@ -224,7 +224,7 @@ Status Executor::node(const SubGraph& g, const GraphNode& n) {
         for (int64_t i = 0; i < x.ne[0]; ++i) y.row(r)[i * y.st[0]] = softplus(x.row(r)[i * x.st[0]]);
       return Status::ok();
     }
-    case OpKind::softmax: return softmax(view_of(src(0)), nullptr, 1.0f, view_of(d));
+    case OpKind::softmax: return softmax(view_of(src(0)), nullptr, 1.0f, view_of(d), &ops_);
     case OpKind::rope: {
       const View x = view_of(src(0)), y = view_of(d);
       if (x.data != y.data)
@@ -239,7 +239,7 @@ Status Executor::node(const SubGraph& g, const GraphNode& n) {
       return rope(y, ids_of(src(1)), p);
     }
     case OpKind::top_k:
-      return top_k(view_of(src(0)), n.i[0], {static_cast<int32_t*>(d.data), static_cast<size_t>(d.elements())});
+      return top_k(view_of(src(0)), n.i[0], {static_cast<int32_t*>(d.data), static_cast<size_t>(d.elements())}, &ops_);
     case OpKind::argsort:
       return argsort_desc(view_of(src(0)), {static_cast<int32_t*>(d.data), static_cast<size_t>(d.elements())});
     case OpKind::expert_weights: {
@@ -277,8 +277,8 @@ Status Executor::node(const SubGraph& g, const GraphNode& n) {
           for (int64_t i = 0; i < x.ne[0]; ++i, ++k) y.row(k / y.ne[0])[(k % y.ne[0]) * y.st[0]] = x.row(r)[i * x.st[0]];
         return Status::ok();
       }
-      if (src(0).type == StorageType::F32) return convert_from_f32(view_of(src(0)), d.type, d.data);
-      return convert_to_f32(src(0).data, src(0).type, view_of(d));
+      if (src(0).type == StorageType::F32) return convert_from_f32(view_of(src(0)), d.type, d.data, &ops_);
+      return convert_to_f32(src(0).data, src(0).type, view_of(d), &ops_);
     }
     case OpKind::set_rows: {
       const View x = view_of(src(0));

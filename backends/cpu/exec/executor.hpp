@@ -9,6 +9,7 @@
 #include "attention.hpp"
 #include "isa.hpp"
 #include "matmul_id.hpp"
+#include "ops.hpp"
 #include "switchyard/graph.hpp"
 #include "switchyard/status.hpp"
 #include "thread_pool.hpp"
@@ -39,6 +40,7 @@ class Executor {
   MatmulIdScratch id_scratch_;
   AttentionScratch attn_scratch_;
   std::vector<float> row_;         // one row for conversions
+  OpScratch ops_;
 };
 
 }  // namespace sy::cpu

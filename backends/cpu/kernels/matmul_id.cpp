@@ -34,7 +34,12 @@ Status matmul_id(const MatmulIdArgs& a, Isa isa, ThreadPool& pool, MatmulIdScrat
   const size_t w_row = *storage_row_bytes(a.w_type, static_cast<uint64_t>(a.k));
   // Group (slot, token) pairs by expert, keeping token order inside each group.
   if (s.pairs.size() < static_cast<size_t>(a.n_experts)) s.pairs.resize(static_cast<size_t>(a.n_experts));
-  for (auto& p : s.pairs) p.clear();
+  // Each list can hold every pair, so an expert chosen for the first time in a later step
+  // does not allocate (steady-state decode stays off the heap).
+  for (auto& p : s.pairs) {
+    p.clear();
+    p.reserve(static_cast<size_t>(a.n_tokens * a.n_used));
+  }
   for (int64_t t = 0; t < a.n_tokens; ++t)
     for (int64_t j = 0; j < a.n_used; ++j)
       s.pairs[static_cast<size_t>(a.ids[static_cast<size_t>(j + t * a.n_used)])].push_back(j + t * a.n_used);

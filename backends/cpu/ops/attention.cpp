@@ -77,6 +77,15 @@ Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool, AttentionScr
   const int64_t n_heads = a.q.ne[1], group = n_heads / a.k.n_kv_heads, dv = a.v.dim;
   constexpr int64_t kTile = 64;
   if (scratch.threads.size() < static_cast<size_t>(pool.size())) scratch.threads.resize(static_cast<size_t>(pool.size()));
+  // Sized here, on the calling thread: a worker that gets its first task in a later call
+  // must not allocate then.
+  for (auto& t : scratch.threads) {
+    t.qf.reserve(static_cast<size_t>(a.q.ne[0]));
+    t.qa.reserve(c.q_act);
+    t.acc.reserve(static_cast<size_t>(dv));
+    t.vrow.reserve(static_cast<size_t>(dv));
+    t.s.reserve(kTile);
+  }
   pool.run(a.q.ne[2] * n_heads, [&](int64_t task, int thread) {
     const int64_t qi = task / n_heads, h = task % n_heads, kvh = h / group;
     auto& sc = scratch.threads[static_cast<size_t>(thread)];

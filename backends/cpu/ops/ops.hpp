@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "switchyard/status.hpp"
 #include "switchyard/storage.hpp"
@@ -12,12 +13,27 @@
 
 namespace sy::cpu {
 
+/// Working memory for ops that need a row's worth of it. Callers that run ops repeatedly
+/// pass one so steady state does not allocate; without one, an op uses its own.
+struct OpScratch {
+  std::vector<float> f;
+  std::vector<int32_t> i;
+  float* floats(size_t n) {
+    if (f.size() < n) f.resize(n);
+    return f.data();
+  }
+  int32_t* ints(size_t n) {
+    if (i.size() < n) i.resize(n);
+    return i.data();
+  }
+};
+
 /// y = x / sqrt(mean(x^2) + eps), per row. y may be x.
 Status rms_norm(const View& x, const View& y, float eps);
 
 /// y = softmax(x * scale + mask), per row; mask (optional, may broadcast over rows by
 /// having fewer rows: row r uses mask row r % mask.rows()) adds -inf for masked positions.
-Status softmax(const View& x, const View* mask, float scale, const View& y);
+Status softmax(const View& x, const View* mask, float scale, const View& y, OpScratch* scratch = nullptr);
 
 enum class Activation { silu, gelu, sigmoid };
 /// y = f(x) elementwise. y may be x.
@@ -49,20 +65,20 @@ Status rope(const View& x, std::span<const int32_t> positions, const RopeParams&
 
 /// dst row i = row ids[i] of src (rows of `cols` elements in storage type `type`), as f32.
 Status get_rows(const void* src, StorageType type, int64_t cols, int64_t src_rows, std::span<const int32_t> ids,
-                const View& dst);
+                const View& dst, OpScratch* scratch = nullptr);
 
 /// Indices of each row's elements ordered by value, descending (ties: lower index first).
 /// out has ne[0] int32 per row, rows in x's row order.
 Status argsort_desc(const View& x, std::span<int32_t> out);
 /// The k largest of each row, descending (ties: lower index first): k int32 per row.
-Status top_k(const View& x, int64_t k, std::span<int32_t> out);
+Status top_k(const View& x, int64_t k, std::span<int32_t> out, OpScratch* scratch = nullptr);
 
 /// y = [a | b] along dimension `dim` (0..3); every other dimension must agree.
 Status concat(const View& a, const View& b, int dim, const View& y);
 
 /// Converts a contiguous row-major f32 view into `type` rows (quantize / f16 / bf16 / copy).
-Status convert_from_f32(const View& x, StorageType type, void* out);
+Status convert_from_f32(const View& x, StorageType type, void* out, OpScratch* scratch = nullptr);
 /// Converts rows of `type` into an f32 view (any layout).
-Status convert_to_f32(const void* in, StorageType type, const View& y);
+Status convert_to_f32(const void* in, StorageType type, const View& y, OpScratch* scratch = nullptr);
 
 }  // namespace sy::cpu

@@ -41,11 +41,12 @@ Status rms_norm(const View& x, const View& y, float eps) {
   return Status::ok();
 }
 
-Status softmax(const View& x, const View* mask, float sc, const View& y) {
+Status softmax(const View& x, const View* mask, float sc, const View& y, OpScratch* scratch) {
   if (auto st = same(x, y, "softmax"); !st) return st;
   if (mask && mask->ne[0] != x.ne[0])
     return error::invalid_argument("cpu: softmax: the mask's rows must be as long as the input's");
-  std::vector<float> buf(static_cast<size_t>(x.ne[0]));
+  OpScratch local;
+  float* buf = (scratch ? *scratch : local).floats(static_cast<size_t>(x.ne[0]));
   for (int64_t r = 0; r < x.rows(); ++r) {
     const float* xr = x.row(r);
     const float* mr = mask ? mask->row(r % mask->rows()) : nullptr;

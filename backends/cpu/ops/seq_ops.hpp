@@ -24,6 +24,6 @@ struct DeltaNetArgs {
 };
 
 /// Per head and token: S *= exp(g); S += k (beta (v - S^T k))^T; out = S^T q.
-Status delta_net(const DeltaNetArgs& a);
+Status delta_net(const DeltaNetArgs& a, OpScratch* scratch = nullptr);
 
 }  // namespace sy::cpu

@@ -1,0 +1,157 @@
+#include "synth/demo_model.hpp"
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "writer.hpp"
+#include "switchyard/quant.hpp"
+
+namespace sy::synth {
+namespace {
+
+// SplitMix64 + Box-Muller: the same numbers on every platform.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t next() {
+    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
+  double normal() {
+    const double u = uniform(), v = uniform();
+    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
+  }
+
+ private:
+  uint64_t s_;
+};
+
+uint64_t name_hash(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  return h;
+}
+
+struct Builder {
+  gguf::Writer w;
+  uint64_t seed;
+  StorageType type;
+  std::vector<std::unique_ptr<std::vector<std::byte>>> data;
+
+  // kind: 'w' linear (std 1/sqrt(fan_in) * scale), 'n' norm (1 + N(0, 0.1)), 'b' N(0, scale), 'c' constant scale
+  void tensor(const std::string& name, std::vector<uint64_t> shape, char kind, double scale = 1.0) {
+    uint64_t n = 1;
+    for (auto d : shape) n *= d;
+    Rng rng(seed ^ name_hash(name));
+    std::vector<float> f(n);
+    for (auto& x : f) {
+      switch (kind) {
+        case 'w': x = static_cast<float>(rng.normal() * scale / std::sqrt(static_cast<double>(shape[0]))); break;
+        case 'n': x = static_cast<float>(1.0 + 0.1 * rng.normal()); break;
+        case 'b': x = static_cast<float>(rng.normal() * scale); break;
+        default: x = static_cast<float>(scale); break;
+      }
+    }
+    const bool matrix = shape.size() >= 2 && kind == 'w' && shape[0] % static_cast<uint64_t>(storage_type_info(type).block_size) == 0;
+    const StorageType t = matrix ? type : StorageType::F32;
+    const uint64_t row = *storage_row_bytes(t, shape[0]);
+    auto bytes = std::make_unique<std::vector<std::byte>>(row * (n / shape[0]));
+    for (uint64_t r = 0; r < n / shape[0]; ++r)
+      (void)quantize_row(t, f.data() + r * shape[0], bytes->data() + r * row, static_cast<int64_t>(shape[0]));
+    TensorDesc d;
+    d.name = name;
+    d.shape.assign(shape.begin(), shape.end());
+    d.type = t;
+    d.bytes = bytes->size();
+    w.add_tensor(d, *bytes);
+    data.push_back(std::move(bytes));
+  }
+};
+
+}  // namespace
+
+Status write_demo_model(const std::filesystem::path& path, const DemoModelOptions& o) {
+  if (!can_quantize(o.type)) return error::unsupported("synth cannot write " + std::string(storage_type_name(o.type)));
+  const bool hybrid = o.arch == "qwen35moe";
+  if (!hybrid && o.arch != "llama") return error::invalid_argument("the demo model is qwen35moe or llama, not " + o.arch);
+  constexpr uint64_t kEmbd = 256, kLayers = 4, kHeads = 4, kKv = 2, kHd = 64, kVocab = 512, kExperts = 8, kFf = 256;
+  constexpr uint64_t kState = 32, kGroups = 2, kVHeads = 4, kConv = 4;
+  Builder b{gguf::Writer{}, o.seed, o.type, {}};
+  const std::string a = o.arch + ".";
+  b.w.add("general.architecture", o.arch);
+  b.w.add("general.name", std::string("switchyard demo ") + o.arch);
+  b.w.add(a + "context_length", uint32_t{4096});
+  b.w.add(a + "embedding_length", uint32_t{kEmbd});
+  b.w.add(a + "block_count", uint32_t{kLayers});
+  b.w.add(a + "feed_forward_length", uint32_t{kFf});
+  b.w.add(a + "attention.head_count", uint32_t{kHeads});
+  b.w.add(a + "attention.head_count_kv", uint32_t{kKv});
+  b.w.add(a + "attention.key_length", uint32_t{kHd});
+  b.w.add(a + "attention.value_length", uint32_t{kHd});
+  b.w.add(a + "attention.layer_norm_rms_epsilon", 1e-6f);
+  b.w.add(a + "rope.freq_base", hybrid ? 1e7f : 5e5f);
+  b.w.add(a + "vocab_size", uint32_t{kVocab});
+  if (hybrid) {
+    b.w.add(a + "rope.dimension_count", uint32_t{16});
+    b.w.add(a + "expert_count", uint32_t{kExperts});
+    b.w.add(a + "expert_used_count", uint32_t{2});
+    b.w.add(a + "expert_feed_forward_length", uint32_t{kFf / 2});
+    b.w.add(a + "expert_shared_feed_forward_length", uint32_t{kFf / 2});
+    b.w.add(a + "full_attention_interval", uint32_t{4});
+    b.w.add(a + "ssm.conv_kernel", uint32_t{kConv});
+    b.w.add(a + "ssm.state_size", uint32_t{kState});
+    b.w.add(a + "ssm.group_count", uint32_t{kGroups});
+    b.w.add(a + "ssm.time_step_rank", uint32_t{kVHeads});
+    b.w.add(a + "ssm.inner_size", uint32_t{kState * kVHeads});
+  }
+  b.tensor("token_embd.weight", {kEmbd, kVocab}, 'b', 1.0);
+  b.tensor("output_norm.weight", {kEmbd}, 'n');
+  b.tensor("output.weight", {kEmbd, kVocab}, 'w', 2.0);
+  for (uint64_t il = 0; il < kLayers; ++il) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    b.tensor(p + "attn_norm.weight", {kEmbd}, 'n');
+    b.tensor(p + (hybrid ? "post_attention_norm.weight" : "ffn_norm.weight"), {kEmbd}, 'n');
+    if (!hybrid || (il + 1) % 4 == 0) {
+      b.tensor(p + "attn_q.weight", {kEmbd, kHd * kHeads * (hybrid ? 2 : 1)}, 'w');
+      b.tensor(p + "attn_k.weight", {kEmbd, kHd * kKv}, 'w');
+      b.tensor(p + "attn_v.weight", {kEmbd, kHd * kKv}, 'w');
+      b.tensor(p + "attn_output.weight", {kHd * kHeads, kEmbd}, 'w');
+      if (hybrid) {
+        b.tensor(p + "attn_q_norm.weight", {kHd}, 'n');
+        b.tensor(p + "attn_k_norm.weight", {kHd}, 'n');
+      }
+    } else {
+      const uint64_t ch = 2 * kGroups * kState + kVHeads * kState;
+      b.tensor(p + "attn_qkv.weight", {kEmbd, ch}, 'w');
+      b.tensor(p + "attn_gate.weight", {kEmbd, kVHeads * kState}, 'w');
+      b.tensor(p + "ssm_conv1d.weight", {kConv, ch}, 'b', 0.5);
+      b.tensor(p + "ssm_dt.bias", {kVHeads}, 'b', 0.5);
+      b.tensor(p + "ssm_a", {kVHeads}, 'c', -0.5);
+      b.tensor(p + "ssm_beta.weight", {kEmbd, kVHeads}, 'w');
+      b.tensor(p + "ssm_alpha.weight", {kEmbd, kVHeads}, 'w');
+      b.tensor(p + "ssm_norm.weight", {kState}, 'n');
+      b.tensor(p + "ssm_out.weight", {kVHeads * kState, kEmbd}, 'w');
+    }
+    if (hybrid) {
+      b.tensor(p + "ffn_gate_inp.weight", {kEmbd, kExperts}, 'w', 2.0);
+      b.tensor(p + "ffn_gate_exps.weight", {kEmbd, kFf / 2, kExperts}, 'w');
+      b.tensor(p + "ffn_up_exps.weight", {kEmbd, kFf / 2, kExperts}, 'w');
+      b.tensor(p + "ffn_down_exps.weight", {kFf / 2, kEmbd, kExperts}, 'w');
+      b.tensor(p + "ffn_gate_inp_shexp.weight", {kEmbd}, 'b', 1.0 / 16);
+      b.tensor(p + "ffn_gate_shexp.weight", {kEmbd, kFf / 2}, 'w');
+      b.tensor(p + "ffn_up_shexp.weight", {kEmbd, kFf / 2}, 'w');
+      b.tensor(p + "ffn_down_shexp.weight", {kFf / 2, kEmbd}, 'w');
+    } else {
+      b.tensor(p + "ffn_gate.weight", {kEmbd, kFf}, 'w');
+      b.tensor(p + "ffn_up.weight", {kEmbd, kFf}, 'w');
+      b.tensor(p + "ffn_down.weight", {kFf, kEmbd}, 'w');
+    }
+  }
+  return b.w.write(path);
+}
+
+}  // namespace sy::synth
