@@ -41,5 +41,7 @@ class Architecture {
 /// The architecture named by hp.arch, with its weights resolved; an unknown
 /// architecture or a missing tensor is an error naming it.
 Result<std::unique_ptr<Architecture>> make_architecture(const HParams& hp, const Weights& w);
+/// DeepSeek-V2/V3 style: multi-head latent attention, dense then routed layers.
+Result<std::unique_ptr<Architecture>> make_deepseek2(const HParams& hp, const Weights& w);
 
 }  // namespace sy::model

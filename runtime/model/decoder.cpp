@@ -77,7 +77,7 @@ class Decoder final : public Architecture {
       // Only the rows whose logits are wanted go through the last layer's FFN and the head.
       if (il == hp_.n_layer - 1 && in.n_outputs < in.n_tokens) x = g.get_rows(x, c.out_rows);
       const TensorId f = g.norm(x, c.w(L.ffn_norm), hp_.eps);
-      const TensorId y = L.moe.router ? moe(c, L.moe, f, tr_.moe_renorm) : ffn(c, L.ffn, f);
+      const TensorId y = L.moe.router ? moe(c, L.moe, f, RouterConfig{false, tr_.moe_renorm, 1.0f}) : ffn(c, L.ffn, f);
       x = g.binary(OpKind::add, x, y);
     }
     x = g.norm(x, c.w(out_norm_), hp_.eps);
@@ -99,6 +99,7 @@ class Decoder final : public Architecture {
 }  // namespace
 
 Result<std::unique_ptr<Architecture>> make_architecture(const HParams& hp, const Weights& w) {
+  if (hp.arch == "deepseek2") return make_deepseek2(hp, w);
   std::string names;
   for (const auto& t : kTraits) {
     if (hp.arch == t.name) {
@@ -114,7 +115,8 @@ Result<std::unique_ptr<Architecture>> make_architecture(const HParams& hp, const
     names += names.empty() ? "" : ", ";
     names += t.name;
   }
-  return error::unsupported("architecture '" + hp.arch + "' is not supported; this build runs " + names);
+  return error::unsupported("architecture '" + hp.arch + "' is not supported; this build runs " + names +
+                            ", deepseek2");
 }
 
 }  // namespace sy::model

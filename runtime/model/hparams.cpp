@@ -43,6 +43,14 @@ Result<HParams> read_hparams(const Metadata& md, int64_t n_vocab) {
   h.n_expert_used = opt("expert_used_count", 0);
   h.n_ff_exp = opt("expert_feed_forward_length", h.n_ff);
   h.n_ff_shexp = opt("expert_shared_feed_forward_length", h.n_ff_exp);
+  h.expert_weights_scale = static_cast<float>(md.get_float(p + "expert_weights_scale").value_or(1.0));
+  h.expert_weights_norm = md.get_bool(p + "expert_weights_norm").value_or(false);
+  h.expert_gating = opt("expert_gating_func", 1) == 2 ? 1 : 0;  // GGUF: 1 softmax, 2 sigmoid
+  h.n_leading_dense = opt("leading_dense_block_count", 0);
+  h.q_lora_rank = opt("attention.q_lora_rank", 0);
+  h.kv_lora_rank = opt("attention.kv_lora_rank", 0);
+  h.head_dim_k_mla = opt("attention.key_length_mla", 0);
+  h.head_dim_v_mla = opt("attention.value_length_mla", 0);
   h.full_attn_interval = opt("full_attention_interval", 0);
   h.ssm_conv_kernel = opt("ssm.conv_kernel", 0);
   h.ssm_state = opt("ssm.state_size", 0);

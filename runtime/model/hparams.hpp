@@ -23,6 +23,12 @@ struct HParams {
   int rope_sections[4] = {0, 0, 0, 0};
   // Mixture of experts
   int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
+  float expert_weights_scale = 1.f;
+  bool expert_weights_norm = false;
+  int expert_gating = 0;  ///< 0: softmax over the expert logits, 1: sigmoid of each
+  int64_t n_leading_dense = 0;
+  // Multi-head latent attention (deepseek2)
+  int64_t q_lora_rank = 0, kv_lora_rank = 0, head_dim_k_mla = 0, head_dim_v_mla = 0;
   // Linear attention (Qwen3.5/3.6 gated delta net)
   int64_t full_attn_interval = 0, ssm_conv_kernel = 0, ssm_state = 0, ssm_groups = 0, ssm_v_heads = 0;
 

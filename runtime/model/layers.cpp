@@ -78,6 +78,15 @@ TensorId add_bias(Ctx& c, TensorId x, const GraphTensor* b) {
   return b ? c.g.binary(OpKind::add, x, c.w(b)) : x;
 }
 
+}  // namespace
+
+TensorId concat(graph::Graph& g, TensorId a, TensorId b, int dim) {
+  const GraphTensor& ta = g.tensor_at(a);
+  int64_t ne[4] = {ta.ne[0], ta.ne[1], ta.ne[2], ta.ne[3]};
+  ne[dim] += g.tensor_at(b).ne[dim];
+  return g.op(OpKind::concat, g.tensor(StorageType::F32, ne[0], ne[1], ne[2], ne[3]), {a, b}, {dim});
+}
+
 TensorId rope(Ctx& c, TensorId x, int mode) {
   const auto& hp = c.hp;
   const GraphTensor& t = c.g.tensor_at(x);
@@ -87,8 +96,6 @@ TensorId rope(Ctx& c, TensorId x, int mode) {
                  hp.rope_sections[3]},
                 {hp.rope_base, hp.rope_scale});
 }
-
-}  // namespace
 
 TensorId attention(Ctx& c, const AttentionWeights& w, TensorId x, int64_t kv_layer, int rope_mode, bool gated) {
   auto& g = c.g;
@@ -158,15 +165,16 @@ TensorId ffn(Ctx& c, const FfnWeights& w, TensorId x) {
   return g.matmul(c.w(w.down), h);
 }
 
-TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, bool renormalise) {
+TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, const RouterConfig& r) {
   auto& g = c.g;
   const auto& hp = c.hp;
   const GraphTensor& xt = g.tensor_at(x);
   const int64_t n = xt.ne[1], k = hp.n_expert_used, embd = xt.ne[0];
-  const TensorId probs = g.unary(OpKind::softmax, g.matmul(c.w(w.router), x));
-  const TensorId ids = g.op(OpKind::top_k, g.tensor(StorageType::I32, k, n), {probs}, {static_cast<int32_t>(k)});
+  const TensorId probs = g.unary(r.sigmoid ? OpKind::sigmoid : OpKind::softmax, g.matmul(c.w(w.router), x));
+  const TensorId chooser = w.select_bias ? g.binary(OpKind::add, probs, c.w(w.select_bias)) : probs;
+  const TensorId ids = g.op(OpKind::top_k, g.tensor(StorageType::I32, k, n), {chooser}, {static_cast<int32_t>(k)});
   const TensorId weights =
-      g.op(OpKind::expert_weights, g.tensor(StorageType::F32, k, n), {probs, ids}, {renormalise ? 1 : 0}, {1.0f});
+      g.op(OpKind::expert_weights, g.tensor(StorageType::F32, k, n), {probs, ids}, {r.renormalise ? 1 : 0}, {r.scale});
   const TensorId x3 = g.reshape(x, embd, 1, n);
   const TensorId h = g.binary(OpKind::swiglu, g.matmul_id(c.w(w.gate), x3, ids), g.matmul_id(c.w(w.up), x3, ids));
   const TensorId y = g.matmul_id(c.w(w.down), h, ids);

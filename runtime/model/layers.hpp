@@ -39,6 +39,13 @@ struct MoeWeights {
   const GraphTensor *router = nullptr, *gate = nullptr, *up = nullptr, *down = nullptr;
   FfnWeights shared;
   const GraphTensor* shared_gate = nullptr;  ///< sigmoid gate of the shared expert, optional
+  const GraphTensor* select_bias = nullptr;  ///< added to the scores for choosing only (deepseek)
+};
+/// How the router turns logits into expert choices and weights.
+struct RouterConfig {
+  bool sigmoid = false;    ///< sigmoid scores instead of a softmax
+  bool renormalise = true; ///< chosen weights sum to 1
+  float scale = 1.f;       ///< then multiplied by this
 };
 struct LayerWeights {
   const GraphTensor *attn_norm = nullptr, *ffn_norm = nullptr;
@@ -77,6 +84,10 @@ graph::TensorId delta_net(Ctx& c, const DeltaNetWeights& w, graph::TensorId x, i
 /// SwiGLU feed-forward.
 graph::TensorId ffn(Ctx& c, const FfnWeights& w, graph::TensorId x);
 /// Routed experts (softmax router, top-k) plus the optional shared expert.
-graph::TensorId moe(Ctx& c, const MoeWeights& w, graph::TensorId x, bool renormalise);
+graph::TensorId moe(Ctx& c, const MoeWeights& w, graph::TensorId x, const RouterConfig& r);
+/// A new tensor [a | b] along dimension `dim`.
+graph::TensorId concat(graph::Graph& g, graph::TensorId a, graph::TensorId b, int dim);
+/// Rotary embedding of x [dims, heads, tokens] with the model's parameters.
+graph::TensorId rope(Ctx& c, graph::TensorId x, int mode);
 
 }  // namespace sy::model

@@ -27,12 +27,12 @@ fs::path model_of(const json& ref) {
   return kFixtures / ref["model_file"].get<std::string>();
 }
 
-// Every reference with an architecture this build runs; deepseek2 (MLA) is not one yet.
+// Every reference (all architectures, deepseek2's MLA included).
 std::vector<fs::path> references() {
   std::vector<fs::path> out;
   for (const auto& e : fs::directory_iterator(kFixtures)) {
     const std::string name = e.path().filename().string();
-    if (name.size() > 9 && name.ends_with(".ref.json") && name.rfind("deepseek2", 0) != 0) out.push_back(e.path());
+    if (name.size() > 9 && name.ends_with(".ref.json")) out.push_back(e.path());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -50,7 +50,7 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 
 TEST_CASE("engine: teacher-forced logits match llama.cpp on every fixture", "[engine]") {
   const auto refs = references();
-  REQUIRE(refs.size() >= 28);
+  REQUIRE(refs.size() >= 30);
   for (const auto& path : refs) {
     const json ref = read_json(path);
     DYNAMIC_SECTION(path.filename().string()) {
@@ -102,7 +102,8 @@ TEST_CASE("engine: free-running greedy equals llama.cpp on F32 fixtures and stor
 }
 
 TEST_CASE("engine: a prompt decoded alone and inside a batch of four gives the same greedy ids", "[engine]") {
-  for (const char* name : {"llama-gqa-e64-q8_0", "mixtral-e64-f32", "qwen35moe-e128-q8_0", "qwen35moe-e64-p100-f32"}) {
+  for (const char* name : {"llama-gqa-e64-q8_0", "mixtral-e64-f32", "qwen35moe-e128-q8_0", "qwen35moe-e64-p100-f32",
+                           "deepseek2-mla-e64-q8_0"}) {
     DYNAMIC_SECTION(name) {
       const json ref = read_json(kFixtures / (std::string(name) + ".ref.json"));
       const auto prompt = ids(ref["prompt_ids"]);

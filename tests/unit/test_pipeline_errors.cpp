@@ -32,7 +32,7 @@ const Case kCases[] = {
     {"integer below range", "model: m.gguf\ncontext:\n  length: 8\n", 3, 11,
      "'context.length' must be between 16 and 16777216, got 8"},
     {"enumeration with suggestion", "model: m.gguf\ncontext:\n  kv_type: q9_0\n", 3, 12,
-     "'context.kv_type' must be one of f16, bf16, q8_0, q4_0, fp8; got 'q9_0'; did you mean 'q8_0'?"},
+     "'context.kv_type' must be one of f32, f16, bf16, q8_0, q4_0, fp8; got 'q9_0'; did you mean 'q8_0'?"},
     {"tri-state", "model: m.gguf\ncontext:\n  flash_attention: maybe\n", 3, 20,
      "'context.flash_attention' must be true, false or 'auto', got 'maybe'"},
     {"ubatch above batch", "model: m.gguf\ncontext:\n  batch: 256\n  ubatch: 512\n", 4, 11,
