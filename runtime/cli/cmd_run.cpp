@@ -60,14 +60,14 @@ std::optional<std::vector<int32_t>> parse_ids(const std::string& s, std::string&
   return out;
 }
 
-nlohmann::json logits_line(int64_t pos, std::span<const float> l) {
+nlohmann::ordered_json logits_line(int64_t pos, std::span<const float> l) {
   std::vector<int32_t> order(l.size());
   std::iota(order.begin(), order.end(), 0);
   const size_t k = std::min<size_t>(20, l.size());
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
                     [&](int32_t a, int32_t b) { return l[static_cast<size_t>(a)] > l[static_cast<size_t>(b)] ||
                                                        (l[static_cast<size_t>(a)] == l[static_cast<size_t>(b)] && a < b); });
-  nlohmann::json top = nlohmann::json::array();
+  nlohmann::ordered_json top = nlohmann::ordered_json::array();
   for (size_t i = 0; i < k; ++i) top.push_back({order[i], l[static_cast<size_t>(order[i])]});
   return {{"pos", pos}, {"top", top}, {"logits", std::vector<float>(l.begin(), l.end())}};
 }
@@ -149,7 +149,7 @@ int run(const RunArgs& a) {
   const double gen_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
   const auto& st = eng.stats();
   if (a.json) {
-    nlohmann::json j;
+    nlohmann::ordered_json j;
     j["prompt_ids"] = prompt;
     j["ids"] = ids;
     if (!force.empty()) j["sampled_ids"] = sampled;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `switchyard synth` and `switchyard run` as a user drives them: JSON output, logits files,
+# teacher forcing, and clear errors for bad input. With the shared data: the demo
+# pipeline's 64 greedy tokens equal llama.cpp's (stories260K.ref.json).
+set -uo pipefail
+exe="$1"
+src="$2"
+shared="$3"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+check() {  # check NAME EXPECTED_RC REGEX -- command...
+  local name="$1" want="$2" regex="$3"
+  shift 4
+  local out rc
+  out="$("$@" 2>&1)"
+  rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL [$name]: exit $rc, expected $want"; echo "$out" | head -20; failures=$((failures + 1)); return
+  fi
+  if ! printf '%s' "$out" | grep -Eq -- "$regex"; then
+    echo "FAIL [$name]: output does not match /$regex/"; echo "$out" | head -20; failures=$((failures + 1)); return
+  fi
+  echo "ok   [$name]"
+}
+
+m="$tmp/demo.gguf"
+check "synth writes the demo model" 0 "wrote" -- "$exe" synth -o "$m"
+check "synth refuses an unknown topology" 2 "unknown topology 'gpt5'; built in: demo, demo-llama" -- "$exe" synth --topology gpt5 -o "$tmp/x.gguf"
+check "inspect shows the demo model's shape" 0 "qwen35moe" -- "$exe" inspect "$m"
+check "run --json" 0 '"prompt_ids":\[1,2,3\].*"ids":\[[0-9]+(,[0-9]+){7}\].*"tokens_per_s"' -- \
+  "$exe" run -m "$m" --prompt-ids 1,2,3 -n 8 --json
+check "run prints ids and timings" 0 "generation: 4 tokens in .* ms" -- "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4
+check "teacher forcing feeds the given ids" 0 '"ids":\[5,6,7\]' -- "$exe" run -m "$m" --prompt-ids 1,2 --force-ids 5,6,7 --json
+
+"$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --logits-out "$tmp/l.jsonl" > /dev/null 2>&1
+lines=$(wc -l < "$tmp/l.jsonl")
+if [ "$lines" = 5 ] && head -1 "$tmp/l.jsonl" | grep -Eq '^\{"pos":2,"top":\[\[[0-9]+,[-0-9.e]+\](,\[[0-9]+,[-0-9.e]+\]){19}\],"logits":\[[^]]+\]\}$'; then
+  echo "ok   [--logits-out: one line per position with pos, top 20 and logits]"
+else
+  echo "FAIL [--logits-out]: $lines lines"; head -c 300 "$tmp/l.jsonl"; failures=$((failures + 1))
+fi
+
+check "no model" 1 "give a pipeline \(-p FILE\) or a model \(-m FILE\)" -- "$exe" run --prompt-ids 1
+check "missing model file" 1 "model file .*nope.gguf does not exist" -- "$exe" run -m "$tmp/nope.gguf" --prompt-ids 1
+check "bad prompt ids" 1 "--prompt-ids: 'x' is not a token id" -- "$exe" run -m "$m" --prompt-ids 1,x
+check "token outside the vocabulary" 1 "token id 9999 is outside the vocabulary \(0..511\)" -- "$exe" run -m "$m" --prompt-ids 1,9999
+check "context exceeded is an error, not a wrap" 1 "would hold 17 tokens, but the context length is 16" -- \
+  "$exe" run -m "$m" --prompt-ids 1,2,3,4,5,6,7,8,9,10 -n 7 --set context.length=16
+check "q8_0 KV runs" 0 '"ids":\[' -- "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --json --set context.kv_type=q8_0
+check "fp8 KV is refused clearly" 1 "kv_type fp8 has no attention kernel" -- "$exe" run -m "$m" --prompt-ids 1 --set context.kv_type=fp8
+check "bad override" 1 "context.kv_type" -- "$exe" run -m "$m" --prompt-ids 1 --set context.kv_type=q9_0
+head -c 100000 "$m" > "$tmp/truncated.gguf"
+check "truncated model file" 1 "truncated.gguf" -- "$exe" run -m "$tmp/truncated.gguf" --prompt-ids 1
+check "force-ids shorter than -n" 1 "--force-ids has 2 ids but -n asks for 3" -- "$exe" run -m "$m" --prompt-ids 1 --force-ids 4,5 -n 3
+
+if [ -f "$shared/fixtures/stories260K.ref.json" ]; then
+  want=$(tr -d ' \n' < "$shared/fixtures/stories260K.ref.json" | grep -o '"greedy_ids":\[[^]]*\]' | head -1 | sed 's/"greedy_ids"/"ids"/')
+  got=$(cd "$src" && "$exe" run -p configs/demo.yaml --prompt-ids 1,403,407,261,378 -n 64 --json 2>/dev/null | grep -o '"ids":\[[^]]*\]')
+  if [ -n "$want" ] && [ "$got" = "$want" ]; then
+    echo "ok   [demo pipeline: 64 greedy tokens of stories260K equal llama.cpp's]"
+  else
+    echo "FAIL [demo pipeline greedy ids]"; echo "want $want"; echo "got  $got"; failures=$((failures + 1))
+  fi
+else
+  echo "skip [demo pipeline greedy ids: no shared data]"
+fi
+
+if [ "$failures" -gt 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all run checks passed"
