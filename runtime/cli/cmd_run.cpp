@@ -31,12 +31,10 @@ struct RunArgs {
   std::string logits_out;
 };
 
-// The pipeline used with -m alone: the CPU, greedy (deterministic until issue 7's sampler
-// defaults land), llama.cpp-like context defaults.
+// The pipeline used with -m alone: the CPU, the default context and the default sampling
+// chain (docs/decisions.md), as `llama-cli -m` would run.
 constexpr const char* kDefaultPipeline = R"(
 backends: [ { plugin: cpu } ]
-context: { length: 4096, kv_type: f16, ubatch: 512 }
-sampling: [ greedy ]
 )";
 
 std::optional<std::vector<int32_t>> parse_ids(const std::string& s, std::string& err) {

@@ -34,9 +34,10 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
       continue;
     }
     for (size_t i = 0; i < (*be)->device_count(); ++i) {
-      Device& d = (*be)->device(i);
-      if (rt->host_device < 0 && d.info().kind == DeviceKind::cpu) rt->host_device = static_cast<int>(rt->devices.size());
-      rt->devices.push_back(&d);
+      // The cpu backend's device holds weights and cache. Not any device of kind cpu:
+      // lavapipe is a Vulkan device on the CPU, with Vulkan's memory and (no) kernels.
+      if (rt->host_device < 0 && b.plugin == "cpu") rt->host_device = static_cast<int>(rt->devices.size());
+      rt->devices.push_back(&(*be)->device(i));
     }
     rt->backends.push_back(std::move(*be));
   }
