@@ -34,10 +34,7 @@ class Decoder final : public Architecture {
 
   Status resolve(const Weights& w) {
     Resolver r(w, tr_.name);
-    tok_embd_ = r.req("token_embd.weight");
-    out_norm_ = r.req("output_norm.weight");
-    output_ = r.opt("output.weight");
-    if (!output_) output_ = tok_embd_;  // tied embeddings
+    emb_ = resolve_embeddings(r);
     layers_.resize(static_cast<size_t>(hp_.n_layer));
     for (int64_t il = 0; il < hp_.n_layer; ++il) {
       auto& L = layers_[static_cast<size_t>(il)];
@@ -62,7 +59,7 @@ class Decoder final : public Architecture {
   TensorId build(graph::Graph& g, const StepInputs& in) const override {
     Ctx c{g, in, hp_, dev_};
     c.bind_inputs();
-    TensorId x = g.get_rows(c.w(tok_embd_), c.tokens);
+    TensorId x = g.get_rows(c.w(emb_.tok_embd), c.tokens);
     int64_t full_index = 0, linear_index = 0;
     for (int64_t il = 0; il < hp_.n_layer; ++il) {
       const auto& L = layers_[static_cast<size_t>(il)];
@@ -80,19 +77,14 @@ class Decoder final : public Architecture {
       const TensorId y = L.moe.router ? moe(c, L.moe, f, RouterConfig{false, tr_.moe_renorm, 1.0f}) : ffn(c, L.ffn, f);
       x = g.binary(OpKind::add, x, y);
     }
-    x = g.norm(x, c.w(out_norm_), hp_.eps);
-    const TensorId logits = g.matmul(c.w(output_), x);
-    g.mark_output(logits);
-    return logits;
+    return lm_head(c, emb_, x);
   }
 
  private:
   Traits tr_;
   HParams hp_;
   int dev_;
-  const GraphTensor* tok_embd_ = nullptr;
-  const GraphTensor* out_norm_ = nullptr;
-  const GraphTensor* output_ = nullptr;
+  EmbeddingWeights emb_;
   std::vector<LayerWeights> layers_;
 };
 

@@ -34,10 +34,7 @@ class DeepSeek2 final : public Architecture {
 
   Status resolve(const Weights& w) {
     Resolver r(w, "deepseek2");
-    tok_embd_ = r.req("token_embd.weight");
-    out_norm_ = r.req("output_norm.weight");
-    output_ = r.opt("output.weight");
-    if (!output_) output_ = tok_embd_;
+    emb_ = resolve_embeddings(r);
     layers_.resize(static_cast<size_t>(hp_.n_layer));
     for (int64_t il = 0; il < hp_.n_layer; ++il) {
       auto& L = layers_[static_cast<size_t>(il)];
@@ -76,7 +73,7 @@ class DeepSeek2 final : public Architecture {
       for (size_t i = 0; i < need; ++i) head_ids_[i] = static_cast<int32_t>(i % static_cast<size_t>(hp_.n_head));
     }
     const TensorId heads = g.input(StorageType::I32, head_ids_.data(), hp_.n_head, in.n_tokens);
-    TensorId x = g.get_rows(c.w(tok_embd_), c.tokens);
+    TensorId x = g.get_rows(c.w(emb_.tok_embd), c.tokens);
     int64_t kv_layer = 0;
     for (int64_t il = 0; il < hp_.n_layer; ++il) {
       const auto& L = layers_[static_cast<size_t>(il)];
@@ -89,10 +86,7 @@ class DeepSeek2 final : public Architecture {
                                       : ffn(c, L.ffn, f);
       x = g.binary(OpKind::add, x, y);
     }
-    x = g.norm(x, c.w(out_norm_), hp_.eps);
-    const TensorId logits = g.matmul(c.w(output_), x);
-    g.mark_output(logits);
-    return logits;
+    return lm_head(c, emb_, x);
   }
 
  private:
@@ -128,9 +122,7 @@ class DeepSeek2 final : public Architecture {
 
   HParams hp_;
   int dev_;
-  const GraphTensor* tok_embd_ = nullptr;
-  const GraphTensor* out_norm_ = nullptr;
-  const GraphTensor* output_ = nullptr;
+  EmbeddingWeights emb_;
   std::vector<Layer> layers_;
   mutable std::vector<int32_t> head_ids_;  // grows to the largest ubatch, then stays
 };

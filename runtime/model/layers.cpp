@@ -14,6 +14,21 @@ const GraphTensor* Resolver::req(const std::string& name) {
   return t;
 }
 
+EmbeddingWeights resolve_embeddings(Resolver& r) {
+  EmbeddingWeights e;
+  e.tok_embd = r.req("token_embd.weight");
+  e.out_norm = r.req("output_norm.weight");
+  e.output = r.opt("output.weight");
+  if (!e.output) e.output = e.tok_embd;  // tied embeddings
+  return e;
+}
+
+TensorId lm_head(Ctx& c, const EmbeddingWeights& w, TensorId x) {
+  const TensorId logits = c.g.matmul(c.w(w.output), c.g.norm(x, c.w(w.out_norm), c.hp.eps));
+  c.g.mark_output(logits);
+  return logits;
+}
+
 AttentionWeights resolve_attention(Resolver& r, const std::string& p) {
   AttentionWeights a;
   a.q = r.req(p + "attn_q.weight");

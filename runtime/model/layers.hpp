@@ -23,6 +23,10 @@ class Resolver {
   Status status_ = Status::ok();
 };
 
+/// Token embeddings and the LM head (tied to the embeddings when output.weight is absent).
+struct EmbeddingWeights {
+  const GraphTensor *tok_embd = nullptr, *out_norm = nullptr, *output = nullptr;
+};
 struct AttentionWeights {
   const GraphTensor *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
   const GraphTensor *bq = nullptr, *bk = nullptr, *bv = nullptr;
@@ -56,6 +60,7 @@ struct LayerWeights {
   MoeWeights moe;
 };
 
+EmbeddingWeights resolve_embeddings(Resolver& r);
 AttentionWeights resolve_attention(Resolver& r, const std::string& prefix);
 DeltaNetWeights resolve_delta(Resolver& r, const std::string& prefix);
 FfnWeights resolve_ffn(Resolver& r, const std::string& prefix, const std::string& suffix);
@@ -75,6 +80,8 @@ struct Ctx {
   graph::TensorId w(const GraphTensor* t) const { return g.persistent(*t, dev); }
 };
 
+/// Final norm and LM head: the logits [n_vocab, rows of x], marked as the graph's output.
+graph::TensorId lm_head(Ctx& c, const EmbeddingWeights& w, graph::TensorId x);
 /// Self-attention over the paged KV cache of full-attention layer `kv_layer`.
 /// rope_mode 0: adjacent pairs, 1: neox. gated: q carries a per-head output gate (qwen35moe).
 graph::TensorId attention(Ctx& c, const AttentionWeights& w, graph::TensorId x, int64_t kv_layer, int rope_mode,

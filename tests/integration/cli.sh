@@ -5,21 +5,7 @@ exe="$1"
 src="$2"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-check() {  # check NAME EXPECTED_RC REGEX -- command...
-  local name="$1" want="$2" regex="$3"
-  shift 4
-  local out rc
-  out="$("$@" 2>&1)"
-  rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL [$name]: exit $rc, expected $want"; echo "$out" | head -20; failures=$((failures + 1)); return
-  fi
-  if ! printf '%s' "$out" | grep -Eq -- "$regex"; then
-    echo "FAIL [$name]: output does not match /$regex/"; echo "$out" | head -20; failures=$((failures + 1)); return
-  fi
-  echo "ok   [$name]"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
 check "help lists the commands" 0 "plugins.*validate|validate" -- "$exe" --help
 check "every subcommand has --help" 0 "--json" -- "$exe" plugins --help

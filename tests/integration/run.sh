@@ -8,21 +8,7 @@ src="$2"
 shared="$3"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-check() {  # check NAME EXPECTED_RC REGEX -- command...
-  local name="$1" want="$2" regex="$3"
-  shift 4
-  local out rc
-  out="$("$@" 2>&1)"
-  rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL [$name]: exit $rc, expected $want"; echo "$out" | head -20; failures=$((failures + 1)); return
-  fi
-  if ! printf '%s' "$out" | grep -Eq -- "$regex"; then
-    echo "FAIL [$name]: output does not match /$regex/"; echo "$out" | head -20; failures=$((failures + 1)); return
-  fi
-  echo "ok   [$name]"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
 m="$tmp/demo.gguf"
 check "synth writes the demo model" 0 "wrote" -- "$exe" synth -o "$m"

@@ -1,0 +1,18 @@
+# Sourced by the integration scripts: check NAME EXPECTED_RC REGEX -- command...
+# runs the command, compares its exit status and matches its output (stdout + stderr),
+# and counts failures in $failures.
+failures=0
+check() {
+  local name="$1" want="$2" regex="$3"
+  shift 4
+  local out rc
+  out="$("$@" 2>&1)"
+  rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL [$name]: exit $rc, expected $want"; echo "$out" | head -20; failures=$((failures + 1)); return
+  fi
+  if ! printf '%s' "$out" | grep -Eq -- "$regex"; then
+    echo "FAIL [$name]: output does not match /$regex/"; echo "$out" | head -20; failures=$((failures + 1)); return
+  fi
+  echo "ok   [$name]"
+}
