@@ -160,6 +160,7 @@ int run(const RunArgs& a) {
     j["stats"] = {{"fallback_nodes", st.fallback_nodes},
                   {"distinct_fallbacks", st.distinct_fallbacks},
                   {"converted_weights", (*rt)->model->weights().converted()},
+                  {"transfers", st.transfers},
                   {"arena_bytes", st.arena_bytes}};
     std::cout << j.dump() << "\n";
   } else {

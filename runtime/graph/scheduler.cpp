@@ -1,6 +1,7 @@
 #include "graph/scheduler.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "log/log.hpp"
@@ -10,11 +11,10 @@ namespace {
 
 size_t tensor_bytes(const GraphTensor& t) { return static_cast<size_t>(t.nb[3] * t.ne[3]); }
 
-uint64_t shape_key(const Graph& g, size_t first, size_t last) {
+uint64_t shape_key(const Graph& g, std::span<const GraphNode> nodes) {
   uint64_t h = 1469598103934665603ull;
   auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-  for (size_t i = first; i < last; ++i) {
-    const GraphNode& n = g.nodes()[i];
+  for (const GraphNode& n : nodes) {
     mix(static_cast<uint64_t>(n.op));
     for (int d = 0; d < 4; ++d) mix(static_cast<uint64_t>(g.tensor_at(n.dst).ne[d]));
   }
@@ -41,14 +41,40 @@ void Scheduler::note_fallback(const GraphNode& n, StorageType type, int from, in
                           devices_[static_cast<size_t>(to)]->info().name);
 }
 
-Status Scheduler::assign(const Graph& g) {
-  const auto& nodes = g.nodes();
-  node_device_.assign(nodes.size(), 0);
+bool Scheduler::readable(int holder, int reader) const {
+  if (holder == reader) return true;
+  // Host memory (inputs, or a host-visible device's buffers) is readable by host-visible devices.
+  const bool host_memory = holder < 0 || host_visible_[static_cast<size_t>(holder)];
+  return host_memory && host_visible_[static_cast<size_t>(reader)];
+}
+
+TensorId Scheduler::mirror(Graph& g, TensorId base, int device) {
+  for (const auto& m : mirrors_)
+    if (m.base == base && m.device == device) return m.copy;
+  const GraphTensor b = g.tensor_at(base);
+  const TensorId copy = g.tensor(b.type, b.ne[0], b.ne[1], b.ne[2], b.ne[3]);
+  tensor_device_.resize(g.infos().size(), -1);
+  tensor_device_[static_cast<size_t>(copy)] = device;
+  GraphNode t;
+  t.op = OpKind::copy;
+  t.dst = copy;
+  t.src[0] = base;
+  nodes_.push_back(t);
+  node_device_.push_back(-1);
+  mirrors_.push_back({base, device, copy});
+  return copy;
+}
+
+Status Scheduler::assign(Graph& g) {
+  const size_t n_graph = g.nodes().size();
+  nodes_.clear();
+  node_device_.clear();
+  mirrors_.clear();
   tensor_device_.assign(g.infos().size(), -1);
   for (size_t t = 0; t < g.infos().size(); ++t)
     if (g.info(static_cast<TensorId>(t)).origin == Origin::persistent) tensor_device_[t] = g.info(static_cast<TensorId>(t)).device;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const GraphNode& n = nodes[i];
+  for (size_t i = 0; i < n_graph; ++i) {
+    GraphNode n = g.nodes()[i];  // a copy: sources may be redirected to mirrors
     // The tensor that decides placement: weights (or a cache) the node reads or writes.
     TensorId anchor = -1;
     if (g.info(g.base(n.dst)).origin == Origin::persistent) anchor = g.base(n.dst);
@@ -72,24 +98,38 @@ Status Scheduler::assign(const Graph& g) {
                                   devices_[static_cast<size_t>(chosen)]->info().name);
       note_fallback(n, type, preferred, chosen);
     }
-    node_device_[i] = chosen;
-    // Every source must be readable there. Host-visible memory is; copies between
-    // separate device memories join when a GPU backend executes graphs.
+    // Sources the chosen device cannot read are copied to it (one copy per step).
     for (int s = 0; s < kMaxSources && n.src[s] >= 0; ++s) {
-      const int from = tensor_device_[static_cast<size_t>(g.base(n.src[s]))];
-      if (from >= 0 && from != chosen && !host_visible_[static_cast<size_t>(from)])
-        return error::unsupported(std::string(op_name(n.op)) + " on " + devices_[static_cast<size_t>(chosen)]->info().name +
-                                  " reads data held by " + devices_[static_cast<size_t>(from)]->info().name +
-                                  ", and copies between those devices are not implemented yet");
+      const TensorId b = g.base(n.src[s]);
+      if (readable(tensor_device_[static_cast<size_t>(b)], chosen)) continue;
+      const TensorId m = mirror(g, b, chosen);
+      if (n.src[s] == b) {
+        n.src[s] = m;
+        continue;
+      }
+      size_t offset = 0;  // of the view within its base
+      for (TensorId t = n.src[s]; g.info(t).origin == Origin::view; t = g.info(t).view_of) offset += g.info(t).view_offset;
+      const GraphTensor v = g.tensor_at(n.src[s]);
+      n.src[s] = g.view(m, {v.ne[0], v.ne[1], v.ne[2], v.ne[3]}, {v.nb[1], v.nb[2], v.nb[3]}, offset);
+      tensor_device_.resize(g.infos().size(), -1);
     }
     const TensorId db = g.base(n.dst);
-    if (tensor_device_[static_cast<size_t>(db)] < 0) tensor_device_[static_cast<size_t>(db)] = chosen;
+    const int holder = tensor_device_[static_cast<size_t>(db)];
+    if (holder >= 0 && holder != chosen && !readable(holder, chosen))
+      return error::unsupported(std::string(op_name(n.op)) + " on " + devices_[static_cast<size_t>(chosen)]->info().name +
+                                " writes into memory held by " + devices_[static_cast<size_t>(holder)]->info().name +
+                                "; keep the KV cache on a device that runs attention");
+    if (holder < 0) tensor_device_[static_cast<size_t>(db)] = chosen;
+    // Copies made earlier in the step no longer match what this node writes.
+    std::erase_if(mirrors_, [&](const Mirror& m) { return m.base == db; });
+    nodes_.push_back(n);
+    node_device_.push_back(chosen);
   }
   return Status::ok();
 }
 
 Status Scheduler::allocate(Graph& g) {
-  const auto& nodes = g.nodes();
+  const auto& nodes = nodes_;
   const size_t nt = g.infos().size();
   last_use_.assign(nt, -1);
   offset_.assign(nt, SIZE_MAX);
@@ -146,16 +186,42 @@ Status Scheduler::allocate(Graph& g) {
   return Status::ok();
 }
 
+Status Scheduler::transfer(Graph& g, const GraphNode& n) {
+  const GraphTensor& src = g.tensor_at(n.src[0]);
+  const GraphTensor& dst = g.tensor_at(n.dst);
+  const size_t bytes = tensor_bytes(src);
+  ++stats_.transfers;
+  stats_.transfer_bytes += bytes;
+  if (src.data && dst.data) {
+    std::memcpy(dst.data, src.data, bytes);
+    return Status::ok();
+  }
+  if (src.data) return dst.buffer->upload(dst.offset, {static_cast<const std::byte*>(src.data), bytes});
+  if (staging_.size() < bytes) staging_.resize(bytes);
+  const std::span<std::byte> stage(staging_.data(), bytes);
+  if (auto st = src.buffer->download(src.offset, stage); !st) return st;
+  if (dst.data) {
+    std::memcpy(dst.data, staging_.data(), bytes);
+    return Status::ok();
+  }
+  return dst.buffer->upload(dst.offset, stage);
+}
+
 Status Scheduler::run(Graph& g) {
   if (auto st = assign(g); !st) return st;
   if (auto st = allocate(g); !st) return st;
   ++stats_.steps;
-  const auto& nodes = g.nodes();
   size_t first = 0;
-  while (first < nodes.size()) {
+  while (first < nodes_.size()) {
+    if (node_device_[first] < 0) {
+      if (auto st = transfer(g, nodes_[first]); !st) return st;
+      ++first;
+      continue;
+    }
     size_t last = first + 1;
-    while (last < nodes.size() && node_device_[last] == node_device_[first]) ++last;
-    SubGraph sg{g.tensors(), std::span<const GraphNode>(nodes).subspan(first, last - first), shape_key(g, first, last)};
+    while (last < nodes_.size() && node_device_[last] == node_device_[first]) ++last;
+    const auto span = std::span<const GraphNode>(nodes_).subspan(first, last - first);
+    SubGraph sg{g.tensors(), span, shape_key(g, span)};
     if (auto st = devices_[static_cast<size_t>(node_device_[first])]->execute(sg); !st) return st;
     first = last;
   }
