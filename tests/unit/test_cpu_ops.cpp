@@ -299,7 +299,7 @@ TEST_CASE("attention: flash tiling equals the full-softmax reference for every K
   auto qv = randn(static_cast<size_t>(hd * n_heads * n_q), 40);
   auto kf = randn(static_cast<size_t>(hd * n_kv * n_ctx), 41), vf = randn(static_cast<size_t>(hd * n_kv * n_ctx), 42);
   const std::vector<int32_t> pos{0, 63, 64, 100, 149};  // tile edges and the last position
-  for (auto t : {StorageType::F32, StorageType::F16, StorageType::Q8_0, StorageType::Q4_0}) {
+  for (auto t : {StorageType::F32, StorageType::F16, StorageType::BF16, StorageType::Q8_0, StorageType::Q4_0}) {
     const size_t rb = *storage_row_bytes(t, hd);
     std::vector<uint8_t> kq(rb * static_cast<size_t>(n_kv * n_ctx)), vq(kq.size());
     for (int64_t r = 0; r < n_kv * n_ctx; ++r) {

@@ -81,7 +81,9 @@ bool Executor::supports(OpKind op, StorageType type) const {
     case OpKind::get_rows:
     case OpKind::set_rows:
     case OpKind::copy: return storage_type_info(type).block_size > 0 && type != StorageType::I32;
-    case OpKind::attention: return dot_kernel(type, isa_).dot != nullptr;
+    case OpKind::attention:
+      return type == StorageType::F32 || type == StorageType::F16 || type == StorageType::BF16 ||
+             type == StorageType::Q8_0 || type == StorageType::Q4_0;
     case OpKind::concat:
     case OpKind::argsort: return type == StorageType::F32;
     default: return type == StorageType::F32;

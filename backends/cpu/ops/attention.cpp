@@ -12,10 +12,10 @@ namespace {
 
 Status check(const AttentionArgs& a) {
   for (const KvRows* kv : {&a.k, &a.v})
-    if (kv->type != StorageType::F32 && kv->type != StorageType::F16 && kv->type != StorageType::Q8_0 &&
-        kv->type != StorageType::Q4_0)
+    if (kv->type != StorageType::F32 && kv->type != StorageType::F16 && kv->type != StorageType::BF16 &&
+        kv->type != StorageType::Q8_0 && kv->type != StorageType::Q4_0)
       return error::unsupported("cpu: attention: KV cache type " + std::string(storage_type_name(kv->type)) +
-                                " is not supported (f32, f16, q8_0, q4_0)");
+                                " is not supported (f32, f16, bf16, q8_0, q4_0)");
   if (a.k.dim != a.q.ne[0]) return error::invalid_argument("cpu: attention: query and key head sizes differ");
   if (a.k.n_kv_heads <= 0 || a.q.ne[1] % a.k.n_kv_heads != 0)
     return error::invalid_argument("cpu: attention: " + std::to_string(a.q.ne[1]) +
