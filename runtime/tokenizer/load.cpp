@@ -1,0 +1,173 @@
+// Loading tokenizers: GGUF metadata (tokenizer.ggml.*) or Hugging Face tokenizer.json.
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "tokenizer/tokenizer.hpp"
+
+namespace sy::tok {
+namespace {
+
+const MetaArray* array(const Metadata& md, std::string_view key) {
+  const MetaValue* v = md.find(key);
+  return v && std::holds_alternative<MetaArray>(*v) ? &std::get<MetaArray>(*v) : nullptr;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const Metadata& md) {
+  auto t = std::unique_ptr<Tokenizer>(new Tokenizer());
+  const auto model = md.get_string("tokenizer.ggml.model");
+  if (!model) return error::not_found("the model has no tokenizer (tokenizer.ggml.model is missing); pass --tokenizer tokenizer.json");
+  if (*model == "llama") {
+    t->kind_ = Kind::spm;
+  } else if (*model == "gpt2") {
+    t->kind_ = Kind::bpe;
+  } else {
+    return error::unsupported("tokenizer.ggml.model '" + *model + "' is not supported; this build reads llama (SentencePiece) and gpt2 (byte-level BPE)");
+  }
+  const MetaArray* tokens = array(md, "tokenizer.ggml.tokens");
+  if (!tokens || tokens->items.empty()) return error::invalid_argument("tokenizer.ggml.tokens is missing or empty");
+  for (const auto& v : tokens->items) {
+    if (!std::holds_alternative<std::string>(v)) return error::invalid_argument("tokenizer.ggml.tokens must hold strings");
+    t->tokens_.push_back(std::get<std::string>(v));
+  }
+  const size_t n = t->tokens_.size();
+  t->scores_.assign(n, 0.f);
+  t->types_.assign(n, 1);
+  if (const MetaArray* s = array(md, "tokenizer.ggml.scores"); s && s->items.size() == n)
+    for (size_t i = 0; i < n; ++i)
+      if (std::holds_alternative<float>(s->items[i])) t->scores_[i] = std::get<float>(s->items[i]);
+  if (const MetaArray* ty = array(md, "tokenizer.ggml.token_type"); ty && ty->items.size() == n)
+    for (size_t i = 0; i < n; ++i) t->types_[i] = static_cast<int32_t>(meta_as_int(ty->items[i]).value_or(1));
+  if (const MetaArray* m = array(md, "tokenizer.ggml.merges"))
+    for (size_t i = 0; i < m->items.size(); ++i)
+      if (std::holds_alternative<std::string>(m->items[i])) t->merges_.emplace(std::get<std::string>(m->items[i]), static_cast<int32_t>(i));
+  auto id = [&](const char* key) { return static_cast<int32_t>(md.get_int(key).value_or(-1)); };
+  t->bos_ = id("tokenizer.ggml.bos_token_id");
+  t->eos_ = id("tokenizer.ggml.eos_token_id");
+  t->unk_ = id("tokenizer.ggml.unknown_token_id");
+  for (const char* k : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
+    if (const int32_t e = id(k); e >= 0) t->eog_.push_back(e);
+  const bool spm = t->kind_ == Kind::spm;
+  t->add_bos_ = md.get_bool("tokenizer.ggml.add_bos_token").value_or(spm);
+  t->add_eos_ = md.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
+  t->add_space_prefix_ = md.get_bool("tokenizer.ggml.add_space_prefix").value_or(spm);
+  if (!spm) {
+    const std::string pre = md.get_string("tokenizer.ggml.pre").value_or("default");
+    auto pats = PreTokenizer::patterns_for(pre);
+    if (!pats) return pats.status();
+    auto p = PreTokenizer::create(*pats);
+    if (!p) return p.status();
+    t->pre_ = std::move(*p);
+    t->ignore_merges_ = pre == "llama3" || pre == "llama-bpe" || pre == "llama-v3";
+  }
+  // Control and unknown tokens count only with parse_special; user-defined ones always.
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t ty = t->types_[i];
+    if ((ty == 2 || ty == 3 || ty == 4) && !t->tokens_[i].empty())
+      t->added_.push_back({t->tokens_[i], static_cast<int32_t>(i), ty != 4});
+  }
+  t->finish();
+  return t;
+}
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::from_hf(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return error::not_found("cannot read tokenizer file " + path.string());
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    return error::corrupt(path.string() + " is not valid JSON: " + e.what());
+  }
+  auto t = std::unique_ptr<Tokenizer>(new Tokenizer());
+  try {
+    const auto& model = j.at("model");
+    if (model.value("type", "BPE") != "BPE")
+      return error::unsupported(path.string() + ": model type " + model.value("type", "") + " is not supported (BPE only)");
+    t->kind_ = Kind::bpe;
+    t->ignore_merges_ = model.value("ignore_merges", false);
+    int32_t max_id = -1;
+    for (const auto& [tok, idv] : model.at("vocab").items()) max_id = std::max(max_id, idv.get<int32_t>());
+    for (const auto& a : j.value("added_tokens", nlohmann::json::array())) max_id = std::max(max_id, a.at("id").get<int32_t>());
+    t->tokens_.assign(static_cast<size_t>(max_id + 1), std::string());
+    for (const auto& [tok, idv] : model.at("vocab").items()) t->tokens_[idv.get<size_t>()] = tok;
+    t->scores_.assign(t->tokens_.size(), 0.f);
+    t->types_.assign(t->tokens_.size(), 1);
+    int32_t rank = 0;
+    for (const auto& m : model.at("merges")) {
+      // Either "a b" (older files) or ["a", "b"] (newer ones).
+      const std::string key = m.is_string() ? m.get<std::string>() : m.at(0).get<std::string>() + " " + m.at(1).get<std::string>();
+      t->merges_.emplace(key, rank++);
+    }
+    for (const auto& a : j.value("added_tokens", nlohmann::json::array())) {
+      const auto id = a.at("id").get<int32_t>();
+      t->tokens_[static_cast<size_t>(id)] = a.at("content").get<std::string>();
+      const bool special = a.value("special", false);
+      t->types_[static_cast<size_t>(id)] = special ? 3 : 4;
+      t->added_.push_back({t->tokens_[static_cast<size_t>(id)], id, special});
+    }
+    const auto& norm = j.value("normalizer", nlohmann::json());
+    t->nfc_ = norm.is_object() && norm.value("type", "") == "NFC";
+    // The Split regexes of the pre-tokenizer (a single one or a Sequence).
+    std::vector<std::string> patterns;
+    std::function<void(const nlohmann::json&)> collect = [&](const nlohmann::json& p) {
+      if (!p.is_object()) return;
+      const std::string type = p.value("type", "");
+      if (type == "Sequence")
+        for (const auto& q : p.at("pretokenizers")) collect(q);
+      else if (type == "Split" && p.at("pattern").contains("Regex"))
+        patterns.push_back(p.at("pattern").at("Regex").get<std::string>());
+      else if (type == "ByteLevel" && p.value("use_regex", true))
+        patterns.push_back(R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)");
+    };
+    collect(j.value("pre_tokenizer", nlohmann::json()));
+    auto p = PreTokenizer::create(patterns);
+    if (!p) return Status(p.status().code(), path.string() + ": " + p.status().message());
+    t->pre_ = std::move(*p);
+  } catch (const std::exception& e) {
+    return error::corrupt(path.string() + " is not a tokenizer.json this build understands: " + e.what());
+  }
+  // tokenizer_config.json beside it: BOS/EOS.
+  const auto cfg_path = path.parent_path() / "tokenizer_config.json";
+  if (std::ifstream cin(cfg_path); cin) {
+    try {
+      const auto cfg = nlohmann::json::parse(cin);
+      auto token_of = [&](const char* key) -> int32_t {
+        if (!cfg.contains(key) || cfg[key].is_null()) return -1;
+        const std::string s = cfg[key].is_string() ? cfg[key].get<std::string>() : cfg[key].value("content", "");
+        return t->find(s);
+      };
+      t->index_.clear();
+      for (size_t i = 0; i < t->tokens_.size(); ++i) t->index_.emplace(t->tokens_[i], static_cast<int32_t>(i));
+      t->bos_ = token_of("bos_token");
+      t->eos_ = token_of("eos_token");
+      t->add_bos_ = cfg.value("add_bos_token", false) && t->bos_ >= 0;
+      t->add_eos_ = cfg.value("add_eos_token", false) && t->eos_ >= 0;
+      if (t->eos_ >= 0) t->eog_.push_back(t->eos_);
+    } catch (const std::exception& e) {
+      return error::corrupt(cfg_path.string() + " is not valid JSON: " + e.what());
+    }
+  }
+  t->finish();
+  return t;
+}
+
+void Tokenizer::finish() {
+  index_.clear();
+  index_.reserve(tokens_.size());
+  for (size_t i = 0; i < tokens_.size(); ++i) index_.emplace(tokens_[i], static_cast<int32_t>(i));
+  // Longest first, so "<|im_start|>" wins over any shorter token it contains.
+  std::stable_sort(added_.begin(), added_.end(), [](const Added& a, const Added& b) { return a.text.size() > b.text.size(); });
+  verbatim_.assign(tokens_.size(), false);
+  for (size_t i = 0; i < tokens_.size(); ++i) verbatim_[i] = types_[i] == 3 || types_[i] == 4;
+  for (const auto& a : added_) verbatim_[static_cast<size_t>(a.id)] = true;
+  for (size_t i = 0; i < tokens_.size(); ++i)  // end-of-turn markers named like it
+    if (types_[i] == 3 && (tokens_[i] == "<|eot_id|>" || tokens_[i] == "<|im_end|>" || tokens_[i] == "<|end|>" ||
+                           tokens_[i] == "<end_of_turn>" || tokens_[i] == "<|endoftext|>"))
+      eog_.push_back(static_cast<int32_t>(i));
+}
+
+}  // namespace sy::tok

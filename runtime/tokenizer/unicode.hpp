@@ -1,0 +1,27 @@
+// UTF-8 helpers, GPT-2's byte-level alphabet, and NFC normalisation (through ICU, the
+// Unicode data every Hugging Face NFC normaliser is defined by).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace sy::tok {
+
+/// Length in bytes of the UTF-8 sequence starting with byte `c` (1 for invalid bytes).
+size_t utf8_len(unsigned char c);
+/// Appends the UTF-8 encoding of code point `cp`.
+void append_utf8(std::string& out, uint32_t cp);
+/// How many bytes at the end of `s` form an incomplete UTF-8 sequence (0 when complete).
+size_t incomplete_utf8_tail(std::string_view s);
+
+/// GPT-2's reversible map from bytes to printable code points, as UTF-8 strings.
+const std::array<std::string, 256>& byte_to_unicode();
+/// The inverse: a byte for a code point of that alphabet, or -1.
+int unicode_to_byte(uint32_t cp);
+
+/// Unicode Normalization Form C of UTF-8 text (invalid UTF-8 is left unchanged).
+std::string nfc(std::string_view text);
+
+}  // namespace sy::tok

@@ -1,0 +1,106 @@
+// Tokenizers against the shared references: every Qwen3 case (ids and decoded text, from
+// Hugging Face's tokenizers), and llama.cpp's test vectors for each vocab-only GGUF.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace fs = std::filesystem;
+using sy::tok::Tokenizer;
+
+namespace {
+
+const fs::path kShared = SY_SHARED_DIR;
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::unique_ptr<Tokenizer> gguf_tokenizer(const fs::path& p) {
+  auto m = sy::gguf::Model::open(p);
+  REQUIRE(m.has_value());
+  auto t = Tokenizer::from_gguf(m.value()->metadata());
+  INFO(p.filename().string() << ": " << (t ? "" : t.status().message()));
+  REQUIRE(t.has_value());
+  return std::move(*t);
+}
+
+std::string show(const std::vector<int32_t>& v) {
+  std::string s;
+  for (auto x : v) s += std::to_string(x) + " ";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("tokenizer: every Qwen3 case encodes and decodes like Hugging Face", "[tokenizer]") {
+  auto t = Tokenizer::from_hf(kShared / "tokenizers/qwen3/tokenizer.json");
+  REQUIRE(t.has_value());
+  std::ifstream in(kShared / "tokenizers/qwen3/cases.jsonl");
+  std::string line;
+  int n = 0, failed = 0;
+  while (std::getline(in, line)) {
+    const auto c = nlohmann::json::parse(line);
+    const std::string text = c["text"];
+    const auto want = c["ids"].get<std::vector<int32_t>>();
+    const auto got = (*t)->encode(text, c["add_special_tokens"], c["parse_special"]);
+    const std::string decoded = (*t)->decode(want);
+    if (got != want || decoded != c["decoded"].get<std::string>()) {
+      ++failed;
+      std::cout << "[" << c["category"].get<std::string>() << "] " << nlohmann::json(text).dump() << "\n  want " << show(want)
+                << "\n  got  " << show(got) << "\n  decoded " << nlohmann::json(decoded).dump() << "\n";
+    }
+    // Token by token, joined as bytes, gives the same text.
+    std::string joined;
+    for (int32_t id : want) joined += (*t)->piece(id);
+    CHECK(joined == decoded);
+    ++n;
+  }
+  CHECK(n == 268);
+  CHECK(failed == 0);
+}
+
+TEST_CASE("tokenizer: llama.cpp's vectors for every vocab GGUF", "[tokenizer]") {
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(kShared / "vocab")) {
+    if (e.path().extension() != ".gguf") continue;
+    DYNAMIC_SECTION(e.path().filename().string()) {
+      auto t = gguf_tokenizer(e.path());
+      CHECK(t->n_vocab() > 30000);
+      const fs::path inp = e.path().string() + ".inp", out = e.path().string() + ".out";
+      if (fs::exists(inp)) {
+        ++files;
+        const std::string all = read_all(inp);
+        const std::string sep = "\n__ggml_vocab_test__\n";
+        std::vector<std::string> inputs;
+        for (size_t at = 0, next; (next = all.find(sep, at)) != std::string::npos; at = next + sep.size())
+          inputs.push_back(all.substr(at, next - at));
+        std::ifstream o(out);
+        std::string line;
+        size_t i = 0, failed = 0;
+        while (std::getline(o, line) && i < inputs.size()) {
+          std::vector<int32_t> want;
+          std::istringstream ls(line);
+          for (int32_t v; ls >> v;) want.push_back(v);
+          const auto got = t->encode(inputs[i], false, false);
+          if (got != want) {
+            ++failed;
+            std::cout << e.path().filename().string() << " " << nlohmann::json(inputs[i]).dump() << "\n  want " << show(want)
+                      << "\n  got  " << show(got) << "\n";
+          }
+          ++i;
+        }
+        CHECK(i == 46);
+        CHECK(failed == 0);
+      }
+    }
+  }
+}
