@@ -1,4 +1,5 @@
-// switchyard run: one prompt, N generated tokens. Prefill is one batch (logits only for
+// switchyard run: one prompt (text through the model's tokenizer, or ids), N generated
+// tokens streamed as text when the model has a tokenizer. Prefill is one batch (logits only for
 // the last prompt position), then one decode step per token. --force-ids feeds given ids
 // instead of the sampled ones (teacher forcing) so logits can be compared step by step.
 #include <chrono>
@@ -7,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -21,6 +23,7 @@ struct RunArgs {
   std::string pipeline;
   std::string model;
   std::string prompt;
+  bool prompt_given = false;
   std::string prompt_ids;
   std::string force_ids;
   int64_t n = 16;
@@ -92,11 +95,13 @@ int run(const RunArgs& a) {
 
   std::string err;
   std::vector<int32_t> prompt, force;
-  if (!a.prompt.empty())
-    return fail("text prompts need the tokenizer, which is not part of this build yet; pass --prompt-ids 1,2,3");
-  if (a.prompt_ids.empty()) return fail("give the prompt as --prompt-ids 1,2,3");
-  if (auto ids = parse_ids(a.prompt_ids, err)) prompt = *ids; else return fail("--prompt-ids: " + err);
-  if (prompt.empty()) return fail("--prompt-ids is empty");
+  if (a.prompt_given && !a.prompt_ids.empty())
+    return fail("give either --prompt or --prompt-ids, not both");
+  if (!a.prompt_given && a.prompt_ids.empty()) return fail("give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
+  if (!a.prompt_ids.empty()) {
+    if (auto ids = parse_ids(a.prompt_ids, err)) prompt = *ids; else return fail("--prompt-ids: " + err);
+    if (prompt.empty()) return fail("--prompt-ids is empty");
+  }
   if (!a.force_ids.empty()) {
     if (auto ids = parse_ids(a.force_ids, err)) force = *ids; else return fail("--force-ids: " + err);
   }
@@ -108,6 +113,13 @@ int run(const RunArgs& a) {
   auto rt = engine::bring_up(p);
   if (!rt) return fail(rt.status().message());
   auto& eng = *(*rt)->engine;
+  const tok::Tokenizer* tk = (*rt)->tokenizer.get();
+  if (a.prompt_given) {
+    if (!tk) return fail("--prompt needs a tokenizer and this model has none (" + (*rt)->tokenizer_note +
+                         "); set model.tokenizer in the pipeline or pass --prompt-ids");
+    prompt = tk->encode(a.prompt, true, true);
+    if (prompt.empty()) return fail("--prompt gave no tokens");
+  }
   auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, a.seed);
   if (!chain) return fail(chain.status().message());
 
@@ -129,6 +141,8 @@ int run(const RunArgs& a) {
   if (lout) lout << logits_line(pos, logits).dump() << "\n";
 
   std::vector<int32_t> ids, sampled;
+  std::optional<tok::StreamDecoder> stream;
+  if (tk) stream.emplace(*tk);
   for (int64_t i = 0; i < n; ++i) {
     auto tok = chain->sample(logits, SamplerContext{prompt, ids});
     if (!tok) return fail(tok.status().message());
@@ -136,13 +150,17 @@ int run(const RunArgs& a) {
     const int32_t next = force.empty() ? *tok : force[static_cast<size_t>(i)];
     chain->accept(next);
     ids.push_back(next);
-    if (!a.json) std::cout << next << (i + 1 < n ? " " : "\n") << std::flush;
+    if (!a.json) {
+      if (stream) std::cout << stream->push(next) << std::flush;
+      else std::cout << next << (i + 1 < n ? " " : "") << std::flush;
+    }
     const engine::BatchToken bt{0, next, true};
     if (auto st = eng.decode({&bt, 1}, logits); !st) return fail(st.message());
     ++pos;
     if (lout) lout << logits_line(pos, logits).dump() << "\n";
   }
   const auto t2 = clock::now();
+  if (!a.json) std::cout << (stream ? stream->flush() : std::string()) << "\n" << std::flush;
   const double prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   const double gen_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
   const auto& st = eng.stats();
@@ -150,6 +168,7 @@ int run(const RunArgs& a) {
     nlohmann::ordered_json j;
     j["prompt_ids"] = prompt;
     j["ids"] = ids;
+    if (tk) j["text"] = tk->decode(ids, false);
     if (!force.empty()) j["sampled_ids"] = sampled;
     j["timings"] = {{"prompt_ms", prompt_ms},
                     {"prompt_tokens", prompt.size()},
@@ -162,7 +181,7 @@ int run(const RunArgs& a) {
                   {"converted_weights", (*rt)->model->weights().converted()},
                   {"transfers", st.transfers},
                   {"arena_bytes", st.arena_bytes}};
-    std::cout << j.dump() << "\n";
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cerr << "prompt: " << prompt.size() << " tokens in " << prompt_ms << " ms ("
               << (prompt_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / prompt_ms : 0.0) << " tokens/s); "
@@ -191,6 +210,7 @@ void add_run_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("--force-ids", a->force_ids, "Feed these ids one per step instead of the sampled ones");
   cmd->callback([&d, a, cmd] {
     a->n_given = cmd->count("-n") > 0;
+    a->prompt_given = cmd->count("--prompt") > 0;
     d.run = [a] { return run(*a); };
   });
 }

@@ -49,6 +49,15 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   auto m = model::Model::load(*rt->registry, p.model.path, p.model.format, host, rt->host_device);
   if (!m) return m.status();
   rt->model = std::move(*m);
+  if (!p.model.tokenizer.empty()) {
+    auto t = tok::Tokenizer::from_hf(p.model.tokenizer);
+    if (!t) return t.status();
+    rt->tokenizer = std::move(*t);
+  } else if (auto t = tok::Tokenizer::from_gguf(rt->model->metadata()); t) {
+    rt->tokenizer = std::move(*t);
+  } else {
+    rt->tokenizer_note = t.status().message();
+  }
   auto kv_type = kv_storage_type(p.context.kv_type);
   if (!kv_type) return kv_type.status();
   EngineConfig cfg;

@@ -10,6 +10,7 @@
 #include "pipeline/pipeline.hpp"
 #include "registry/registry.hpp"
 #include "registry/search_path.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace sy::engine {
 
@@ -20,6 +21,8 @@ struct Runtime {
   int host_device = 0;           ///< where weights and the KV cache live (the CPU)
   std::unique_ptr<model::Model> model;
   std::unique_ptr<Engine> engine;
+  std::unique_ptr<tok::Tokenizer> tokenizer;  ///< null when the model has none
+  std::string tokenizer_note;                 ///< why it is null
   std::vector<std::string> notes;  ///< backends skipped and why
 };
 

@@ -33,6 +33,19 @@ std::unique_ptr<Tokenizer> gguf_tokenizer(const fs::path& p) {
   return std::move(*t);
 }
 
+// Whether s is complete, valid UTF-8 (no truncated or stray sequences).
+bool valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    i += n;
+  }
+  return true;
+}
+
 std::string show(const std::vector<int32_t>& v) {
   std::string s;
   for (auto x : v) s += std::to_string(x) + " ";
@@ -62,10 +75,31 @@ TEST_CASE("tokenizer: every Qwen3 case encodes and decodes like Hugging Face", "
     std::string joined;
     for (int32_t id : want) joined += (*t)->piece(id);
     CHECK(joined == decoded);
+    // Streaming: every chunk is whole UTF-8, and the chunks add up to the text.
+    sy::tok::StreamDecoder stream(**t);
+    std::string streamed;
+    for (int32_t id : want) {
+      const std::string chunk = stream.push(id);
+      if (valid_utf8(decoded)) CHECK(valid_utf8(chunk));
+      streamed += chunk;
+    }
+    streamed += stream.flush();
+    CHECK(streamed == decoded);
     ++n;
   }
   CHECK(n == 268);
   CHECK(failed == 0);
+}
+
+TEST_CASE("tokenizer: stories260K's prompt and greedy text as llama.cpp has them", "[tokenizer]") {
+  auto t = gguf_tokenizer(kShared / "models/stories260K.gguf");
+  std::ifstream in(kShared / "fixtures/stories260K.ref.json");
+  const auto ref = nlohmann::json::parse(in);
+  CHECK(t->encode("Once upon a time", true, true) == ref["prompt_ids"].get<std::vector<int32_t>>());
+  CHECK(t->decode(ref["greedy_ids"].get<std::vector<int32_t>>(), false) == ref["greedy_text"].get<std::string>());
+  CHECK(t->bos() == 1);
+  CHECK(t->eos() == 2);
+  CHECK(t->is_end_of_generation(2));
 }
 
 TEST_CASE("tokenizer: llama.cpp's vectors for every vocab GGUF", "[tokenizer]") {

@@ -40,6 +40,20 @@ head -c 100000 "$m" > "$tmp/truncated.gguf"
 check "truncated model file" 1 "truncated.gguf" -- "$exe" run -m "$tmp/truncated.gguf" --prompt-ids 1
 check "force-ids shorter than -n" 1 "--force-ids has 2 ids but -n asks for 3" -- "$exe" run -m "$m" --prompt-ids 1 --force-ids 4,5 -n 3
 
+if [ -f "$shared/models/stories260K.gguf" ]; then
+  check "a text prompt goes through the model's tokenizer" 0 '"prompt_ids":\[1,403,407,261,378\].*"text":", there was' -- \
+    "$exe" run -m "$shared/models/stories260K.gguf" --prompt "Once upon a time" -n 6 --json --set "sampling=[greedy]"
+  check "tokenize" 0 '^1 403 407 261 378$' -- "$exe" tokenize -m "$shared/models/stories260K.gguf" --text "Once upon a time" --add-special
+  check "tokenize --json" 0 '"pieces":\["<s>"," Once"," upon"," a"," time"\]' -- \
+    "$exe" tokenize -m "$shared/models/stories260K.gguf" --text "Once upon a time" --add-special --json
+  check "detokenize prints the text exactly" 0 "^<s> Once upon a time$" -- "$exe" detokenize -m "$shared/models/stories260K.gguf" --ids 1,403,407,261,378
+  check "detokenize drops the leading space SentencePiece added" 0 "^Once upon a time$" -- "$exe" detokenize -m "$shared/models/stories260K.gguf" --ids 403,407,261,378
+  check "detokenize refuses an id outside the vocabulary" 1 "token id 600 is outside the vocabulary \(0..511\)" -- \
+    "$exe" detokenize -m "$shared/models/stories260K.gguf" --ids 1,600
+fi
+check "--prompt without a tokenizer" 1 "--prompt needs a tokenizer and this model has none" -- "$exe" run -m "$m" --prompt "hi"
+check "tokenize needs a tokenizer source" 1 "give a model \(-m FILE\) or a tokenizer" -- "$exe" tokenize --text hi
+
 if [ -f "$shared/fixtures/stories260K.ref.json" ]; then
   want=$(tr -d ' \n' < "$shared/fixtures/stories260K.ref.json" | grep -o '"greedy_ids":\[[^]]*\]' | head -1 | sed 's/"greedy_ids"/"ids"/')
   got=$(cd "$src" && "$exe" run -p configs/demo.yaml --prompt-ids 1,403,407,261,378 -n 64 --json 2>/dev/null | grep -o '"ids":\[[^]]*\]')

@@ -1,0 +1,126 @@
+// switchyard tokenize / detokenize: a model's tokenizer (GGUF metadata) or a Hugging Face
+// tokenizer.json, from the command line.
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "registry/registry.hpp"
+#include "registry/search_path.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace sy::cli {
+namespace {
+
+struct TokArgs {
+  std::string model, tokenizer, text, file, ids;
+  bool text_given = false, parse_special = false, add_special = false, json = false;
+};
+
+int fail(const char* cmd, const std::string& msg) {
+  std::cerr << "switchyard " << cmd << ": " << msg << "\n";
+  return 1;
+}
+
+Result<std::unique_ptr<tok::Tokenizer>> load(const TokArgs& a) {
+  if (!a.tokenizer.empty()) return tok::Tokenizer::from_hf(a.tokenizer);
+  if (a.model.empty()) return error::invalid_argument("give a model (-m FILE) or a tokenizer (--tokenizer tokenizer.json)");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(a.model, ec)) return error::not_found("model file " + a.model + " does not exist");
+  std::vector<std::string> warnings;
+  registry::Registry reg(registry::default_search_path({}, warnings));
+  auto choice = reg.choose_format(a.model);
+  if (!choice) return choice.status();
+  auto fmt = reg.create_format(reg.manifest(*choice->component).name, {});
+  if (!fmt) return fmt.status();
+  auto src = (*fmt)->open(a.model);
+  if (!src) return src.status();
+  return tok::Tokenizer::from_gguf((*src)->metadata());
+}
+
+int run_tokenize(const TokArgs& a) {
+  std::string text;
+  if (a.text_given) {
+    text = a.text;
+  } else if (!a.file.empty()) {
+    std::ifstream in(a.file, std::ios::binary);
+    if (!in) return fail("tokenize", "cannot read --file " + a.file);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  } else {
+    text.assign(std::istreambuf_iterator<char>(std::cin), {});
+  }
+  auto t = load(a);
+  if (!t) return fail("tokenize", t.status().message());
+  const auto ids = (*t)->encode(text, a.add_special, a.parse_special);
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["ids"] = ids;
+    j["pieces"] = nlohmann::json::array();
+    for (int32_t id : ids) j["pieces"].push_back((*t)->piece(id));
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    for (size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int run_detokenize(const TokArgs& a) {
+  std::vector<int32_t> ids;
+  std::stringstream ss(a.ids);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.find_first_not_of(" \t") == std::string::npos) continue;
+    try {
+      size_t used = 0;
+      const long v = std::stol(item, &used);
+      if (item.find_first_not_of(" \t", used) != std::string::npos) throw std::invalid_argument(item);
+      ids.push_back(static_cast<int32_t>(v));
+    } catch (const std::exception&) {
+      return fail("detokenize", "--ids: '" + item + "' is not a token id (expected integers separated by commas)");
+    }
+  }
+  auto t = load(a);
+  if (!t) return fail("detokenize", t.status().message());
+  for (int32_t id : ids)
+    if (id < 0 || id >= (*t)->n_vocab())
+      return fail("detokenize", "token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                    std::to_string((*t)->n_vocab() - 1) + ")");
+  const std::string text = (*t)->decode(ids);
+  if (a.json) {
+    std::cout << nlohmann::json{{"text", text}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << text << std::flush;
+  }
+  return 0;
+}
+
+void common(CLI::App* cmd, TokArgs& a) {
+  cmd->add_option("-m,--model", a.model, "Model file whose tokenizer to use");
+  cmd->add_option("--tokenizer", a.tokenizer, "A Hugging Face tokenizer.json (tokenizer_config.json beside it is read too)");
+  cmd->add_flag("--json", a.json, "Print JSON");
+}
+
+}  // namespace
+
+void add_tokenize_commands(CLI::App& app, Dispatch& d) {
+  auto a = std::make_shared<TokArgs>();
+  auto* tok = app.add_subcommand("tokenize", "Text to token ids (text from --text, --file or stdin)");
+  common(tok, *a);
+  tok->add_option("--text", a->text, "The text");
+  tok->add_option("--file", a->file, "Read the text from this file (raw bytes)");
+  tok->add_flag("--parse-special", a->parse_special, "Special tokens written in the text become their ids");
+  tok->add_flag("--add-special", a->add_special, "Add BOS/EOS as the tokenizer asks");
+  tok->callback([&d, a, tok] {
+    a->text_given = tok->count("--text") > 0;
+    d.run = [a] { return run_tokenize(*a); };
+  });
+  auto b = std::make_shared<TokArgs>();
+  auto* detok = app.add_subcommand("detokenize", "Token ids to text, printed exactly");
+  common(detok, *b);
+  detok->add_option("--ids", b->ids, "Token ids: 1,2,3")->required();
+  detok->callback([&d, b] { d.run = [b] { return run_detokenize(*b); }; });
+}
+
+}  // namespace sy::cli
