@@ -29,7 +29,7 @@ struct Fragment {
 }  // namespace
 
 int32_t Tokenizer::find(std::string_view text) const {
-  const auto it = index_.find(std::string(text));
+  const auto it = index_.find(text);
   return it == index_.end() ? -1 : it->second;
 }
 
@@ -58,53 +58,41 @@ void Tokenizer::bpe_word(std::string_view word, std::vector<int32_t>& out) const
       out.push_back(id);
       return;
     }
-  std::vector<std::string> sym;
-  for (auto c : characters(mapped)) sym.emplace_back(c);
-  std::string key;
+  // Symbols as token ids (every byte of the alphabet is a token in a byte-level vocab).
+  std::vector<int32_t> sym;
+  for (auto c : characters(mapped)) {
+    const int32_t id = find(c);
+    sym.push_back(id >= 0 ? id : unk_);
+  }
+  auto key = [](int32_t l, int32_t r) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(l)) << 32) | static_cast<uint32_t>(r);
+  };
   while (sym.size() > 1) {
-    int32_t best = INT32_MAX;
-    size_t at = 0;
+    int32_t best = INT32_MAX, merged = -1, left = -1, right = -1;
     for (size_t i = 0; i + 1 < sym.size(); ++i) {
-      key.assign(sym[i]).append(" ").append(sym[i + 1]);
-      const auto it = merges_.find(key);
-      if (it != merges_.end() && it->second < best) {
-        best = it->second;
-        at = i;
+      const auto it = id_merges_.find(key(sym[i], sym[i + 1]));
+      if (it != id_merges_.end() && it->second.first < best) {
+        best = it->second.first;
+        merged = it->second.second;
+        left = sym[i];
+        right = sym[i + 1];
       }
     }
-    if (best == INT32_MAX) break;
+    if (merged < 0) break;
     // Merge every non-overlapping occurrence of that pair, left to right.
-    const std::string left = sym[at], right = sym[at + 1];
-    std::vector<std::string> next;
-    next.reserve(sym.size());
+    size_t w = 0;
     for (size_t i = 0; i < sym.size(); ++i) {
       if (i + 1 < sym.size() && sym[i] == left && sym[i + 1] == right) {
-        next.push_back(left + right);
+        sym[w++] = merged;
         ++i;
       } else {
-        next.push_back(std::move(sym[i]));
+        sym[w++] = sym[i];
       }
     }
-    sym = std::move(next);
+    sym.resize(w);
   }
-  for (const auto& s : sym) {
-    if (const int32_t id = find(s); id >= 0) {
-      out.push_back(id);
-      continue;
-    }
-    // Unknown symbol: its bytes one by one (each maps back through the byte alphabet).
-    for (auto c : characters(s)) {
-      const auto cp_bytes = c;
-      uint32_t cp = 0;
-      const auto* u = reinterpret_cast<const unsigned char*>(cp_bytes.data());
-      if (cp_bytes.size() == 1) cp = u[0];
-      else if (cp_bytes.size() == 2) cp = ((u[0] & 0x1Fu) << 6) | (u[1] & 0x3Fu);
-      else if (cp_bytes.size() == 3) cp = ((u[0] & 0x0Fu) << 12) | ((u[1] & 0x3Fu) << 6) | (u[2] & 0x3Fu);
-      const int b = unicode_to_byte(cp);
-      if (b >= 0) out.push_back(byte_token(static_cast<unsigned char>(b)));
-      else if (unk_ >= 0) out.push_back(unk_);
-    }
-  }
+  for (int32_t id : sym)
+    if (id >= 0) out.push_back(id);
 }
 
 // SentencePiece (llama.cpp's variant): merge the adjacent pair whose joined text is the

@@ -164,6 +164,18 @@ void Tokenizer::finish() {
   verbatim_.assign(tokens_.size(), false);
   for (size_t i = 0; i < tokens_.size(); ++i) verbatim_[i] = types_[i] == 3 || types_[i] == 4;
   for (const auto& a : added_) verbatim_[static_cast<size_t>(a.id)] = true;
+  id_merges_.clear();
+  id_merges_.reserve(merges_.size());
+  for (const auto& [pair, rank] : merges_) {
+    const size_t sp = pair.find(' ', 1);  // the left part is never empty
+    if (sp == std::string::npos) continue;
+    const int32_t l = find(std::string_view(pair).substr(0, sp)), r = find(std::string_view(pair).substr(sp + 1));
+    const int32_t m = find(pair.substr(0, sp) + pair.substr(sp + 1));
+    if (l < 0 || r < 0 || m < 0) continue;  // a merge whose result is no token can never apply
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(l)) << 32) | static_cast<uint32_t>(r);
+    const auto [it, fresh] = id_merges_.emplace(key, std::make_pair(rank, m));
+    if (!fresh && rank < it->second.first) it->second = {rank, m};
+  }
   for (size_t i = 0; i < tokens_.size(); ++i)  // end-of-turn markers named like it
     if (types_[i] == 3 && (tokens_[i] == "<|eot_id|>" || tokens_[i] == "<|im_end|>" || tokens_[i] == "<|end|>" ||
                            tokens_[i] == "<end_of_turn>" || tokens_[i] == "<|endoftext|>"))

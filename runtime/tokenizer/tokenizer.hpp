@@ -63,8 +63,15 @@ class Tokenizer {
   std::vector<std::string> tokens_;
   std::vector<float> scores_;
   std::vector<int32_t> types_;  ///< GGUF token types: 1 normal, 2 unknown, 3 control, 4 user, 6 byte
-  std::unordered_map<std::string, int32_t> index_;
+  // Looked up by string_view without building a std::string.
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> index_;
   std::unordered_map<std::string, int32_t> merges_;  ///< "left right" -> rank
+  /// (left id << 32 | right id) -> (rank, merged id): the merges in token ids.
+  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> id_merges_;
   std::vector<Added> added_;
   std::vector<bool> verbatim_;  ///< decoded as their text (added/control tokens)
   PreTokenizer pre_;
