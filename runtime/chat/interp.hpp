@@ -1,0 +1,64 @@
+// The template interpreter's state, shared by the statement/expression evaluator
+// (render.cpp) and the built-in filters, tests, methods and globals (builtins.cpp).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chat/template.hpp"
+
+namespace sy::chat {
+
+/// Call arguments: positional, then keyword.
+struct Args {
+  std::vector<Value> pos;
+  std::vector<std::pair<std::string, Value>> kw;
+  /// Keyword `name`, else positional `i`, else `def`.
+  [[nodiscard]] Value get(size_t i, std::string_view name, Value def = Value::undef()) const;
+};
+
+class Interp {
+ public:
+  enum class Flow { normal, brk, cont };
+  struct Failure {
+    RenderFailure what;
+  };
+
+  explicit Interp(const RenderOptions& o);
+
+  Flow exec(const Body& b);
+  Flow exec(const Node& n);
+  Value eval(const Expr& e);
+  std::string capture(const Body& b);
+  void assign(const std::string& name, Value v);
+  [[nodiscard]] Value lookup(const std::string& name) const;
+  [[noreturn]] void fail(RenderFailure::Kind kind, const std::string& msg) const;
+  List iterate(const Value& v);
+  Value invoke(const Value& fn, Args& a, const std::string& what);
+
+  // builtins.cpp
+  Value attribute(const Value& obj, const std::string& name, bool attr_first);
+  Value apply_filter(const Expr& f, Value input);
+  bool run_test(const std::string& name, const Value& v, const Args& a);
+
+  std::vector<std::shared_ptr<Dict>> scopes_;  // [0]: the template's top level
+  std::vector<std::string> out_;               // output buffers (captures nest)
+  const RenderOptions& opts_;
+  size_t call_depth_ = 0;
+
+ private:
+  void step(int line, int col);
+  void emit(std::string_view s);
+  Value binary(const std::string& op, const Value& a, const Value& b);
+  Value apply_filter_chain(const Expr& f, Value input);
+  Value make_macro(const Node& n);
+  Args eval_args(const Expr& e, size_t first = 1);
+  Value call_filter(const std::string& name, const Value& v, Args& a);
+
+  Dict globals_;
+  int64_t steps_ = 0;
+  int line_ = 0, col_ = 0;
+};
+
+}  // namespace sy::chat

@@ -1,0 +1,805 @@
+// Jinja2 syntax with the environment transformers uses: trim_blocks, lstrip_blocks, the
+// source's single trailing newline dropped, {% raw %}, loop controls and {% generation %}.
+#include "chat/parser.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace sy::chat {
+namespace {
+
+struct Token {
+  enum class Kind { name, integer, floating, string, op, end };
+  Kind kind = Kind::end;
+  std::string text;
+  int line = 0, col = 0;
+};
+
+// One piece of the source: literal text, or a tag's tokens.
+struct Segment {
+  enum class Kind { text, output, block };
+  Kind kind = Kind::text;
+  std::string text;
+  std::vector<Token> tokens;
+  int line = 1, col = 1;
+};
+
+class ParseError : public std::exception {
+ public:
+  ParseError(std::string m, int l, int c) : msg(std::move(m)), line(l), col(c) {}
+  const char* what() const noexcept override { return msg.c_str(); }
+  std::string msg;
+  int line, col;
+};
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view src) : s_(src) {}
+
+  std::vector<Segment> run() {
+    std::vector<Segment> out;
+    // Per tag: did it ask to strip the text after it, and is it a block/comment (trim_blocks)?
+    bool strip_next = false, trim_next = false;
+    while (pos_ < s_.size()) {
+      const size_t open = find_tag(pos_);
+      std::string text(s_.substr(pos_, open - pos_));
+      const std::string orig = text;
+      const int tl = line_, tc = col_;
+      advance_to(open);
+      if (strip_next) text.erase(0, text.find_first_not_of(" \t\r\n\f\v") == std::string::npos ? text.size() : text.find_first_not_of(" \t\r\n\f\v"));
+      else if (trim_next && !text.empty() && text[0] == '\n') text.erase(0, 1);
+      else if (trim_next && text.size() >= 2 && text[0] == '\r' && text[1] == '\n') text.erase(0, 2);
+      strip_next = trim_next = false;
+      if (open >= s_.size()) {
+        push_text(out, std::move(text), tl, tc);
+        break;
+      }
+      const char kind = s_[open + 1];  // '{', '%' or '#'
+      const bool minus = open + 2 < s_.size() && s_[open + 2] == '-';
+      const bool plus = open + 2 < s_.size() && s_[open + 2] == '+';
+      if (minus) {
+        const size_t keep = text.find_last_not_of(" \t\r\n\f\v");
+        text.erase(keep == std::string::npos ? 0 : keep + 1);
+      } else if (kind != '{' && !plus) {
+        // lstrip_blocks: spaces and tabs from the line start (in the source) up to a block
+        // tag or comment.
+        const size_t nl = orig.find_last_of('\n');
+        const bool at_line_start = nl != std::string::npos || tc == 1;
+        const size_t start = nl == std::string::npos ? 0 : nl + 1;
+        if (at_line_start && orig.find_first_not_of(" \t", start) == std::string::npos) {
+          const size_t n = std::min(text.size(), orig.size() - start);
+          text.erase(text.size() - n);
+        }
+      }
+      push_text(out, std::move(text), tl, tc);
+      const int line = line_, col = col_;
+      advance_to(open + 2 + (minus || plus ? 1 : 0));
+      if (kind == '#') {
+        const size_t end = s_.find("#}", pos_);
+        if (end == std::string_view::npos) throw ParseError("this comment is never closed with #}", line, col);
+        strip_next = end > 0 && s_[end - 1] == '-';
+        trim_next = !strip_next;
+        advance_to(end + 2);
+        continue;
+      }
+      Segment seg;
+      seg.kind = kind == '{' ? Segment::Kind::output : Segment::Kind::block;
+      seg.line = line;
+      seg.col = col;
+      const char* close = kind == '{' ? "}}" : "%}";
+      bool closed = false;
+      while (pos_ < s_.size()) {
+        skip_space();
+        if (s_.compare(pos_, 2, close) == 0 || (s_[pos_] == '-' && s_.compare(pos_ + 1, 2, close) == 0)) {
+          strip_next = s_[pos_] == '-';
+          advance_to(pos_ + (strip_next ? 3 : 2));
+          trim_next = kind == '%' && !strip_next;
+          closed = true;
+          break;
+        }
+        seg.tokens.push_back(token());
+      }
+      if (!closed)
+        throw ParseError(std::string("this tag is never closed with ") + close, line, col);
+      // {% raw %}: everything up to {% endraw %} is text.
+      if (seg.kind == Segment::Kind::block && seg.tokens.size() == 1 && seg.tokens[0].text == "raw") {
+        size_t at = pos_;
+        for (;;) {
+          at = s_.find("{%", at);
+          if (at == std::string_view::npos) throw ParseError("{% raw %} is never closed with {% endraw %}", line, col);
+          size_t k = at + 2;
+          const bool m = k < s_.size() && s_[k] == '-';
+          if (m || (k < s_.size() && s_[k] == '+')) ++k;
+          while (k < s_.size() && std::isspace(static_cast<unsigned char>(s_[k]))) ++k;
+          if (s_.compare(k, 6, "endraw") == 0) {
+            std::string raw(s_.substr(pos_, at - pos_));
+            if (strip_next) raw.erase(0, raw.find_first_not_of(" \t\r\n") == std::string::npos ? raw.size() : raw.find_first_not_of(" \t\r\n"));
+            else if (trim_next && !raw.empty() && raw[0] == '\n') raw.erase(0, 1);
+            if (m) raw.erase(raw.find_last_not_of(" \t\r\n") == std::string::npos ? 0 : raw.find_last_not_of(" \t\r\n") + 1);
+            push_text(out, std::move(raw), line, col);
+            const size_t end = s_.find("%}", k);
+            if (end == std::string_view::npos) throw ParseError("{% endraw is never closed with %}", line, col);
+            strip_next = s_[end - 1] == '-';
+            trim_next = !strip_next;
+            advance_to(end + 2);
+            break;
+          }
+          at += 2;
+        }
+        continue;
+      }
+      out.push_back(std::move(seg));
+    }
+    return out;
+  }
+
+ private:
+  static void push_text(std::vector<Segment>& out, std::string text, int l, int c) {
+    if (text.empty()) return;
+    Segment seg;
+    seg.text = std::move(text);
+    seg.line = l;
+    seg.col = c;
+    out.push_back(std::move(seg));
+  }
+
+  size_t find_tag(size_t from) const {
+    for (size_t i = s_.find('{', from); i != std::string_view::npos; i = s_.find('{', i + 1))
+      if (i + 1 < s_.size() && (s_[i + 1] == '{' || s_[i + 1] == '%' || s_[i + 1] == '#')) return i;
+    return s_.size();
+  }
+  void advance_to(size_t p) {
+    for (; pos_ < p && pos_ < s_.size(); ++pos_) {
+      if (s_[pos_] == '\n') {
+        ++line_;
+        col_ = 1;
+      } else {
+        ++col_;
+      }
+    }
+  }
+  void skip_space() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) advance_to(pos_ + 1);
+  }
+  Token token() {
+    Token t;
+    t.line = line_;
+    t.col = col_;
+    const char c = s_[pos_];
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t e = pos_;
+      while (e < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[e])) || s_[e] == '_')) ++e;
+      t.kind = Token::Kind::name;
+      t.text = std::string(s_.substr(pos_, e - pos_));
+      advance_to(e);
+      return t;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t e = pos_;
+      while (e < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[e])) || s_[e] == '_')) ++e;
+      t.kind = Token::Kind::integer;
+      if (e + 1 < s_.size() && s_[e] == '.' && std::isdigit(static_cast<unsigned char>(s_[e + 1]))) {
+        ++e;
+        while (e < s_.size() && std::isdigit(static_cast<unsigned char>(s_[e]))) ++e;
+        t.kind = Token::Kind::floating;
+      }
+      if (e < s_.size() && (s_[e] == 'e' || s_[e] == 'E')) {
+        size_t k = e + 1;
+        if (k < s_.size() && (s_[k] == '+' || s_[k] == '-')) ++k;
+        if (k < s_.size() && std::isdigit(static_cast<unsigned char>(s_[k]))) {
+          while (k < s_.size() && std::isdigit(static_cast<unsigned char>(s_[k]))) ++k;
+          e = k;
+          t.kind = Token::Kind::floating;
+        }
+      }
+      for (char ch : s_.substr(pos_, e - pos_))
+        if (ch != '_') t.text += ch;
+      advance_to(e);
+      return t;
+    }
+    if (c == '"' || c == '\'') {
+      t.kind = Token::Kind::string;
+      size_t e = pos_ + 1;
+      for (; e < s_.size() && s_[e] != c; ++e) {
+        if (s_[e] != '\\' || e + 1 >= s_.size()) {
+          t.text += s_[e];
+          continue;
+        }
+        const char n = s_[++e];
+        switch (n) {
+          case 'n': t.text += '\n'; break;
+          case 't': t.text += '\t'; break;
+          case 'r': t.text += '\r'; break;
+          case '\\': t.text += '\\'; break;
+          case '\'': t.text += '\''; break;
+          case '"': t.text += '"'; break;
+          case '0': t.text += '\0'; break;
+          case 'u':
+          case 'x': {
+            const size_t len = n == 'u' ? 4 : 2;
+            if (e + len < s_.size()) {
+              const uint32_t cp = static_cast<uint32_t>(std::stoul(std::string(s_.substr(e + 1, len)), nullptr, 16));
+              std::string u;
+              if (cp < 0x80) u += static_cast<char>(cp);
+              else if (cp < 0x800) u += static_cast<char>(0xC0 | (cp >> 6)), u += static_cast<char>(0x80 | (cp & 0x3F));
+              else u += static_cast<char>(0xE0 | (cp >> 12)), u += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
+                        u += static_cast<char>(0x80 | (cp & 0x3F));
+              t.text += u;
+              e += len;
+            }
+            break;
+          }
+          default: t.text += '\\', t.text += n;
+        }
+      }
+      if (e >= s_.size()) throw ParseError("this string is never closed", t.line, t.col);
+      advance_to(e + 1);
+      return t;
+    }
+    static const char* ops[] = {"//", "**", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "~", "<", ">",
+                                "(", ")", "[", "]", "{", "}", ",", ".", ":", "|", "="};
+    for (const char* op : ops)
+      if (s_.compare(pos_, std::strlen(op), op) == 0) {
+        t.kind = Token::Kind::op;
+        t.text = op;
+        advance_to(pos_ + std::strlen(op));
+        return t;
+      }
+    throw ParseError(std::string("unexpected character '") + c + "'", line_, col_);
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+  int line_ = 1, col_ = 1;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::vector<Segment> segs) : segs_(std::move(segs)) {}
+
+  Body parse_all() {
+    Body b = body({});
+    if (seg_ < segs_.size()) fail_at(segs_[seg_], "unexpected '" + segs_[seg_].tokens[0].text + "' here");
+    return b;
+  }
+
+ private:
+  [[noreturn]] static void fail_at(const Segment& s, const std::string& m) { throw ParseError(m, s.line, s.col); }
+  [[noreturn]] void fail(const std::string& m) const {
+    const Token& t = peek();
+    throw ParseError(m, t.line ? t.line : segs_[seg_ - 1].line, t.line ? t.col : segs_[seg_ - 1].col);
+  }
+
+  // --- statements -----------------------------------------------------------------
+  // Parses nodes until a block tag whose keyword is in `ends` (left unconsumed).
+  Body body(std::initializer_list<const char*> ends) {
+    Body out;
+    while (seg_ < segs_.size()) {
+      const Segment& s = segs_[seg_];
+      if (s.kind == Segment::Kind::text) {
+        auto n = std::make_unique<Node>();
+        n->kind = Node::Kind::text;
+        n->text = s.text;
+        n->line = s.line;
+        n->col = s.col;
+        out.push_back(std::move(n));
+        ++seg_;
+        continue;
+      }
+      if (s.kind == Segment::Kind::output) {
+        begin(s);
+        auto n = std::make_unique<Node>();
+        n->kind = Node::Kind::output;
+        n->line = s.line;
+        n->col = s.col;
+        n->expr = expression();
+        finish_tag();
+        out.push_back(std::move(n));
+        continue;
+      }
+      if (s.tokens.empty()) fail_at(s, "empty block tag");
+      const std::string& kw = s.tokens[0].text;
+      for (const char* e : ends)
+        if (kw == e) return out;
+      out.push_back(statement());
+    }
+    return out;
+  }
+
+  void begin(const Segment& s) {
+    toks_ = &s.tokens;
+    tok_ = 0;
+    ++seg_;
+  }
+  void finish_tag() {
+    if (tok_ < toks_->size()) fail("unexpected '" + peek().text + "' at the end of this tag");
+  }
+  // Consumes a closing tag `{% kw %}`.
+  void expect_tag(const char* kw) {
+    if (seg_ >= segs_.size()) throw ParseError(std::string("missing {% ") + kw + " %}", segs_.empty() ? 1 : segs_.back().line, 1);
+    begin(segs_[seg_]);
+    expect_name(kw);
+    finish_tag();
+  }
+  [[nodiscard]] bool at_tag(const char* kw) const {
+    return seg_ < segs_.size() && segs_[seg_].kind == Segment::Kind::block && !segs_[seg_].tokens.empty() &&
+           segs_[seg_].tokens[0].text == kw;
+  }
+
+  NodePtr statement() {
+    const Segment& s = segs_[seg_];
+    begin(s);
+    auto n = std::make_unique<Node>();
+    n->line = s.line;
+    n->col = s.col;
+    const std::string kw = next().text;
+    if (kw == "if") {
+      ExprPtr c = expression();
+      finish_tag();
+      Body b = body({"elif", "else", "endif"});
+      n->kind = Node::Kind::if_;
+      n->branches.emplace_back(std::move(c), std::move(b));
+      for (;;) {
+        if (seg_ >= segs_.size()) fail_at(s, "this {% if %} is never closed with {% endif %}");
+        begin(segs_[seg_]);
+        const std::string k = next().text;
+        if (k == "elif") {
+          ExprPtr ec = expression();
+          finish_tag();
+          n->branches.emplace_back(std::move(ec), body({"elif", "else", "endif"}));
+        } else if (k == "else") {
+          finish_tag();
+          n->branches.emplace_back(nullptr, body({"endif"}));
+        } else {
+          finish_tag();
+          break;
+        }
+      }
+    } else if (kw == "for") {
+      n->kind = Node::Kind::for_;
+      do {
+        n->targets.push_back(expect_ident());
+      } while (accept(","));
+      expect_name("in");
+      n->expr = expression(false);
+      if (accept_name("if")) n->cond = expression(false);
+      accept_name("recursive");
+      finish_tag();
+      n->body = body({"else", "endfor"});
+      if (seg_ >= segs_.size()) fail_at(s, "this {% for %} is never closed with {% endfor %}");
+      if (at_tag("else")) {
+        expect_tag("else");
+        n->else_body = body({"endfor"});
+      }
+      if (seg_ >= segs_.size()) fail_at(s, "this {% for %} is never closed with {% endfor %}");
+      expect_tag("endfor");
+    } else if (kw == "set") {
+      n->text = expect_ident();
+      if (accept(".")) {
+        n->attr = expect_ident();
+      } else {
+        n->targets.push_back(n->text);
+        while (accept(",")) n->targets.push_back(expect_ident());
+      }
+      if (accept("=")) {
+        n->kind = Node::Kind::set;
+        n->expr = expression();
+        finish_tag();
+      } else {
+        n->kind = Node::Kind::set_block;
+        if (accept("|")) n->filter = filter_chain(nullptr);
+        finish_tag();
+        n->body = body({"endset"});
+        if (seg_ >= segs_.size()) fail_at(s, "this {% set %} is never closed with {% endset %}");
+        expect_tag("endset");
+      }
+    } else if (kw == "macro") {
+      n->kind = Node::Kind::macro;
+      n->text = expect_ident();
+      expect("(");
+      params(n->params);
+      finish_tag();
+      n->body = body({"endmacro"});
+      if (seg_ >= segs_.size()) fail_at(s, "this {% macro %} is never closed with {% endmacro %}");
+      expect_tag("endmacro");
+    } else if (kw == "call") {
+      n->kind = Node::Kind::call_block;
+      if (accept("(")) params(n->params);
+      n->expr = expression();
+      finish_tag();
+      n->body = body({"endcall"});
+      if (seg_ >= segs_.size()) fail_at(s, "this {% call %} is never closed with {% endcall %}");
+      expect_tag("endcall");
+    } else if (kw == "filter") {
+      n->kind = Node::Kind::filter_block;
+      n->filter = filter_chain(nullptr);
+      finish_tag();
+      n->body = body({"endfilter"});
+      if (seg_ >= segs_.size()) fail_at(s, "this {% filter %} is never closed with {% endfilter %}");
+      expect_tag("endfilter");
+    } else if (kw == "generation") {  // transformers' assistant-mask tag: renders its body
+      n->kind = Node::Kind::scope;
+      finish_tag();
+      n->body = body({"endgeneration"});
+      if (seg_ >= segs_.size()) fail_at(s, "this {% generation %} is never closed with {% endgeneration %}");
+      expect_tag("endgeneration");
+    } else if (kw == "break" || kw == "continue") {
+      n->kind = kw == "break" ? Node::Kind::break_ : Node::Kind::continue_;
+      finish_tag();
+    } else {
+      fail_at(s, "unknown tag '" + kw + "'");
+    }
+    return n;
+  }
+
+  void params(std::vector<std::pair<std::string, ExprPtr>>& out) {
+    if (accept(")")) return;
+    do {
+      std::string name = expect_ident();
+      ExprPtr def;
+      if (accept("=")) def = expression();
+      out.emplace_back(std::move(name), std::move(def));
+    } while (accept(","));
+    expect(")");
+  }
+
+  // --- tokens ---------------------------------------------------------------------
+  [[nodiscard]] const Token& peek(size_t ahead = 0) const {
+    static const Token end;
+    return tok_ + ahead < toks_->size() ? (*toks_)[tok_ + ahead] : end;
+  }
+  const Token& next() {
+    if (tok_ >= toks_->size()) fail("this tag ends too early");
+    return (*toks_)[tok_++];
+  }
+  bool accept(const char* op) {
+    if (peek().kind == Token::Kind::op && peek().text == op) {
+      ++tok_;
+      return true;
+    }
+    return false;
+  }
+  bool accept_name(const char* n) {
+    if (peek().kind == Token::Kind::name && peek().text == n) {
+      ++tok_;
+      return true;
+    }
+    return false;
+  }
+  void expect(const char* op) {
+    if (!accept(op)) fail(std::string("expected '") + op + "'" + (peek().kind == Token::Kind::end ? "" : ", found '" + peek().text + "'"));
+  }
+  void expect_name(const char* n) {
+    if (!accept_name(n)) fail(std::string("expected '") + n + "'");
+  }
+  std::string expect_ident() {
+    if (peek().kind != Token::Kind::name) fail("expected a name");
+    return next().text;
+  }
+
+  // --- expressions (Jinja's precedence) ---------------------------------------------
+  ExprPtr node(Expr::Kind k, const Token& at) {
+    auto e = std::make_unique<Expr>();
+    e->kind = k;
+    e->line = at.line;
+    e->col = at.col;
+    return e;
+  }
+  ExprPtr binary(const std::string& op, ExprPtr a, ExprPtr b, const Token& at) {
+    auto e = node(Expr::Kind::binary, at);
+    e->name = op;
+    e->kids.push_back(std::move(a));
+    e->kids.push_back(std::move(b));
+    return e;
+  }
+
+  ExprPtr expression(bool with_cond = true) {
+    if (++depth_ > 200) fail("expression nested too deeply");
+    ExprPtr e = or_expr();
+    if (with_cond) {
+      while (peek().kind == Token::Kind::name && peek().text == "if") {
+        const Token at = next();
+        auto c = node(Expr::Kind::cond, at);
+        c->kids.push_back(std::move(e));
+        c->kids.push_back(or_expr());
+        c->kids.push_back(accept_name("else") ? expression() : nullptr);
+        e = std::move(c);
+      }
+    }
+    --depth_;
+    return e;
+  }
+  ExprPtr or_expr() {
+    ExprPtr e = and_expr();
+    while (peek().kind == Token::Kind::name && peek().text == "or") {
+      const Token at = next();
+      e = binary("or", std::move(e), and_expr(), at);
+    }
+    return e;
+  }
+  ExprPtr and_expr() {
+    ExprPtr e = not_expr();
+    while (peek().kind == Token::Kind::name && peek().text == "and") {
+      const Token at = next();
+      e = binary("and", std::move(e), not_expr(), at);
+    }
+    return e;
+  }
+  ExprPtr not_expr() {
+    if (peek().kind == Token::Kind::name && peek().text == "not") {
+      const Token at = next();
+      auto e = node(Expr::Kind::unary, at);
+      e->name = "not";
+      e->kids.push_back(not_expr());
+      return e;
+    }
+    return compare();
+  }
+  ExprPtr compare() {
+    ExprPtr e = math1();
+    for (;;) {
+      const Token& t = peek();
+      if (t.kind == Token::Kind::op && (t.text == "==" || t.text == "!=" || t.text == "<" || t.text == ">" ||
+                                        t.text == "<=" || t.text == ">=")) {
+        const Token at = next();
+        e = binary(at.text, std::move(e), math1(), at);
+      } else if (t.kind == Token::Kind::name && t.text == "in") {
+        const Token at = next();
+        e = binary("in", std::move(e), math1(), at);
+      } else if (t.kind == Token::Kind::name && t.text == "not" && peek(1).kind == Token::Kind::name && peek(1).text == "in") {
+        const Token at = next();
+        next();
+        e = binary("not in", std::move(e), math1(), at);
+      } else {
+        return e;
+      }
+    }
+  }
+  ExprPtr math1() {
+    ExprPtr e = concat();
+    while (peek().kind == Token::Kind::op && (peek().text == "+" || peek().text == "-")) {
+      const Token at = next();
+      e = binary(at.text, std::move(e), concat(), at);
+    }
+    return e;
+  }
+  ExprPtr concat() {
+    ExprPtr e = math2();
+    while (peek().kind == Token::Kind::op && peek().text == "~") {
+      const Token at = next();
+      e = binary("~", std::move(e), math2(), at);
+    }
+    return e;
+  }
+  ExprPtr math2() {
+    ExprPtr e = pow();
+    while (peek().kind == Token::Kind::op &&
+           (peek().text == "*" || peek().text == "/" || peek().text == "//" || peek().text == "%")) {
+      const Token at = next();
+      e = binary(at.text, std::move(e), pow(), at);
+    }
+    return e;
+  }
+  ExprPtr pow() {
+    ExprPtr e = unary(true);
+    while (peek().kind == Token::Kind::op && peek().text == "**") {
+      const Token at = next();
+      e = binary("**", std::move(e), unary(true), at);
+    }
+    return e;
+  }
+  ExprPtr unary(bool with_filter) {
+    ExprPtr e;
+    if (peek().kind == Token::Kind::op && (peek().text == "-" || peek().text == "+")) {
+      const Token at = next();
+      e = node(Expr::Kind::unary, at);
+      e->name = at.text;
+      e->kids.push_back(unary(false));
+    } else {
+      e = postfix(primary());
+    }
+    if (with_filter) e = filters(std::move(e));
+    return e;
+  }
+  ExprPtr primary() {
+    const Token t = next();
+    switch (t.kind) {
+      case Token::Kind::integer: {
+        auto e = node(Expr::Kind::literal, t);
+        e->value = Value::integer(std::stoll(t.text));
+        return e;
+      }
+      case Token::Kind::floating: {
+        auto e = node(Expr::Kind::literal, t);
+        e->value = Value::floating(std::stod(t.text));
+        return e;
+      }
+      case Token::Kind::string: {
+        auto e = node(Expr::Kind::literal, t);
+        std::string s = t.text;
+        while (peek().kind == Token::Kind::string) s += next().text;  // adjacent literals join
+        e->value = Value::str(s);
+        return e;
+      }
+      case Token::Kind::name: {
+        auto e = node(Expr::Kind::literal, t);
+        if (t.text == "true" || t.text == "True") e->value = Value::boolean(true);
+        else if (t.text == "false" || t.text == "False") e->value = Value::boolean(false);
+        else if (t.text == "none" || t.text == "None") e->value = Value::none();
+        else {
+          e->kind = Expr::Kind::name;
+          e->name = t.text;
+        }
+        return e;
+      }
+      case Token::Kind::op:
+        if (t.text == "(") {
+          if (accept(")")) return node(Expr::Kind::tuple, t);
+          ExprPtr first = expression();
+          if (!accept(",")) {
+            expect(")");
+            return first;
+          }
+          auto tup = node(Expr::Kind::tuple, t);
+          tup->kids.push_back(std::move(first));
+          while (!accept(")")) {
+            tup->kids.push_back(expression());
+            if (!accept(",")) {
+              expect(")");
+              break;
+            }
+          }
+          return tup;
+        }
+        if (t.text == "[") {
+          auto l = node(Expr::Kind::list, t);
+          while (!accept("]")) {
+            l->kids.push_back(expression());
+            if (!accept(",")) {
+              expect("]");
+              break;
+            }
+          }
+          return l;
+        }
+        if (t.text == "{") {
+          auto d = node(Expr::Kind::dict, t);
+          while (!accept("}")) {
+            d->kids.push_back(expression());
+            expect(":");
+            d->kids.push_back(expression());
+            if (!accept(",")) {
+              expect("}");
+              break;
+            }
+          }
+          return d;
+        }
+        break;
+      default: break;
+    }
+    throw ParseError("unexpected '" + t.text + "'", t.line, t.col);
+  }
+  void call_args(Expr& e) {
+    while (!accept(")")) {
+      if (peek().kind == Token::Kind::name && peek(1).kind == Token::Kind::op && peek(1).text == "=") {
+        std::string k = next().text;
+        next();
+        e.kwargs.emplace_back(std::move(k), expression());
+      } else {
+        e.kids.push_back(expression());
+      }
+      if (!accept(",")) {
+        expect(")");
+        break;
+      }
+    }
+  }
+  ExprPtr postfix(ExprPtr e) {
+    for (;;) {
+      if (peek().kind != Token::Kind::op) return e;
+      const Token at = peek();
+      if (at.text == ".") {
+        next();
+        auto a = node(Expr::Kind::attr, at);
+        if (peek().kind == Token::Kind::integer) a->name = next().text;
+        else a->name = expect_ident();
+        a->kids.push_back(std::move(e));
+        e = std::move(a);
+      } else if (at.text == "[") {
+        next();
+        ExprPtr parts[3];
+        bool slice = false;
+        for (int k = 0; k < 3; ++k) {
+          if (!(peek().kind == Token::Kind::op && (peek().text == ":" || peek().text == "]"))) parts[k] = expression();
+          if (k < 2 && accept(":")) {
+            slice = true;
+            continue;
+          }
+          break;
+        }
+        expect("]");
+        auto s = node(slice ? Expr::Kind::slice : Expr::Kind::item, at);
+        s->kids.push_back(std::move(e));
+        if (slice) {
+          for (auto& p : parts) s->kids.push_back(std::move(p));
+        } else {
+          if (!parts[0]) fail("empty subscript");
+          s->kids.push_back(std::move(parts[0]));
+        }
+        e = std::move(s);
+      } else if (at.text == "(") {
+        next();
+        auto c = node(Expr::Kind::call, at);
+        c->kids.push_back(std::move(e));
+        call_args(*c);
+        e = std::move(c);
+      } else {
+        return e;
+      }
+    }
+  }
+  // |filter(args) chains and `is [not] test`.
+  ExprPtr filters(ExprPtr e) {
+    for (;;) {
+      if (accept("|")) {
+        e = filter_chain(std::move(e), true);
+      } else if (peek().kind == Token::Kind::name && peek().text == "is") {
+        const Token at = next();
+        auto t = node(Expr::Kind::test, at);
+        t->negate = accept_name("not");
+        t->name = expect_ident();
+        t->kids.push_back(std::move(e));
+        if (accept("(")) {
+          call_args(*t);
+        } else {
+          const Token& p = peek();
+          const bool arg = p.kind == Token::Kind::integer || p.kind == Token::Kind::floating ||
+                           p.kind == Token::Kind::string ||
+                           (p.kind == Token::Kind::name && p.text != "else" && p.text != "or" && p.text != "and" &&
+                            p.text != "not" && p.text != "in" && p.text != "is" && p.text != "if");
+          if (arg) t->kids.push_back(postfix(primary()));
+        }
+        e = std::move(t);
+      } else {
+        return e;
+      }
+    }
+  }
+  // One filter (after '|'), applied to e (null: a filter block's placeholder).
+  ExprPtr filter_chain(ExprPtr e, bool single = false) {
+    const Token at = peek();
+    auto f = node(Expr::Kind::filter, at);
+    f->name = expect_ident();
+    while (accept(".")) f->name += "." + expect_ident();
+    f->kids.push_back(std::move(e));
+    if (accept("(")) call_args(*f);
+    if (!single && accept("|")) return filter_chain(std::move(f));
+    return f;
+  }
+
+  std::vector<Segment> segs_;
+  size_t seg_ = 0;
+  const std::vector<Token>* toks_ = nullptr;
+  size_t tok_ = 0;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const Body>> parse_template(std::string_view source, const std::string& name) {
+  std::string src(source);
+  if (!src.empty() && src.back() == '\n') src.pop_back();  // keep_trailing_newline=False
+  try {
+    Lexer lex(src);
+    Parser p(lex.run());
+    return std::make_shared<const Body>(p.parse_all());
+  } catch (const ParseError& e) {
+    return error::invalid_argument(name + ":" + std::to_string(e.line) + ":" + std::to_string(e.col) + ": " + e.msg);
+  } catch (const std::exception& e) {
+    return error::invalid_argument(name + ": " + e.what());
+  }
+}
+
+}  // namespace sy::chat

@@ -1,0 +1,317 @@
+#include "chat/value.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace sy::chat {
+
+const Value* Dict::find(std::string_view key) const {
+  for (const auto& [k, v] : items)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+Value* Dict::find(std::string_view key) {
+  for (auto& [k, v] : items)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+void Dict::set(std::string key, Value v) {
+  if (Value* e = find(key)) {
+    *e = std::move(v);
+    return;
+  }
+  items.emplace_back(std::move(key), std::move(v));
+}
+
+bool truthy(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::undefined:
+    case Value::Kind::none: return false;
+    case Value::Kind::boolean: return v.b;
+    case Value::Kind::integer: return v.i != 0;
+    case Value::Kind::floating: return v.f != 0;
+    case Value::Kind::string: return !v.s->empty();
+    case Value::Kind::list: return !v.list->empty();
+    case Value::Kind::dict: return !v.dict->items.empty();
+    case Value::Kind::ns:
+    case Value::Kind::callable: return true;
+  }
+  return false;
+}
+
+std::string float_repr(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d < 0 ? "-inf" : "inf";
+  // Shortest round-trip digits, laid out as Python does: positional for exponents in
+  // [-4, 16), scientific otherwise, always with a '.0' or an exponent.
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string sci(buf, r.ptr);
+  const size_t e = sci.find('e');
+  std::string mant = sci.substr(0, e);
+  const int exp = std::stoi(sci.substr(e + 1));
+  const bool neg = mant[0] == '-';
+  if (neg) mant.erase(0, 1);
+  std::string digits;
+  for (char c : mant)
+    if (c != '.') digits += c;
+  std::string out;
+  if (exp >= -4 && exp < 16) {
+    if (exp >= 0) {
+      if (static_cast<int>(digits.size()) <= exp + 1) {
+        out = digits + std::string(static_cast<size_t>(exp + 1) - digits.size(), '0') + ".0";
+      } else {
+        out = digits.substr(0, static_cast<size_t>(exp + 1)) + "." + digits.substr(static_cast<size_t>(exp + 1));
+      }
+    } else {
+      out = "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+    }
+  } else {
+    out = digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    char eb[16];
+    std::snprintf(eb, sizeof eb, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
+    out += eb;
+  }
+  return neg ? "-" + out : out;
+}
+
+namespace {
+
+std::string repr_string(const std::string& s) {
+  const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
+  const char q = dq ? '"' : '\'';
+  std::string out(1, q);
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c == static_cast<unsigned char>(q)) {
+          out += '\\';
+          out += static_cast<char>(c);
+        } else if (c < 0x20 || c == 0x7f) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\x%02x", c);
+          out += b;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += q;
+  return out;
+}
+
+}  // namespace
+
+std::string repr(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::string: return repr_string(*v.s);
+    case Value::Kind::list: {
+      std::string out = "[";
+      for (size_t i = 0; i < v.list->size(); ++i) out += (i ? ", " : "") + repr((*v.list)[i]);
+      return out + "]";
+    }
+    case Value::Kind::dict: {
+      std::string out = "{";
+      for (size_t i = 0; i < v.dict->items.size(); ++i)
+        out += (i ? ", " : "") + repr_string(v.dict->items[i].first) + ": " + repr(v.dict->items[i].second);
+      return out + "}";
+    }
+    case Value::Kind::ns: return "<Namespace>";
+    default: return to_str(v);
+  }
+}
+
+std::string to_str(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::undefined: return "";
+    case Value::Kind::none: return "None";
+    case Value::Kind::boolean: return v.b ? "True" : "False";
+    case Value::Kind::integer: return std::to_string(v.i);
+    case Value::Kind::floating: return float_repr(v.f);
+    case Value::Kind::string: return *v.s;
+    case Value::Kind::callable: return "<function>";
+    default: return repr(v);
+  }
+}
+
+bool equal(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.kind == Value::Kind::floating || b.kind == Value::Kind::floating) return a.number() == b.number();
+    return (a.kind == Value::Kind::boolean ? (a.b ? 1 : 0) : a.i) == (b.kind == Value::Kind::boolean ? (b.b ? 1 : 0) : b.i);
+  }
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Value::Kind::undefined:
+    case Value::Kind::none: return true;
+    case Value::Kind::string: return *a.s == *b.s;
+    case Value::Kind::list:
+      if (a.list->size() != b.list->size()) return false;
+      for (size_t i = 0; i < a.list->size(); ++i)
+        if (!equal((*a.list)[i], (*b.list)[i])) return false;
+      return true;
+    case Value::Kind::dict:
+    case Value::Kind::ns:
+      if (a.dict->items.size() != b.dict->items.size()) return false;
+      for (const auto& [k, v] : a.dict->items) {
+        const Value* o = b.dict->find(k);
+        if (!o || !equal(v, *o)) return false;
+      }
+      return true;
+    default: return a.fn == b.fn;
+  }
+}
+
+std::string type_name(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::undefined: return "Undefined";
+    case Value::Kind::none: return "NoneType";
+    case Value::Kind::boolean: return "bool";
+    case Value::Kind::integer: return "int";
+    case Value::Kind::floating: return "float";
+    case Value::Kind::string: return "str";
+    case Value::Kind::list: return "list";
+    case Value::Kind::dict: return "dict";
+    case Value::Kind::ns: return "Namespace";
+    case Value::Kind::callable: return "function";
+  }
+  return "object";
+}
+
+namespace {
+
+void json_string(const std::string& s, std::string& out, bool ensure_ascii) {
+  out += '"';
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          out += b;
+        } else if (c >= 0x80 && ensure_ascii) {
+          // Decode one code point and write it as \uXXXX (a surrogate pair above U+FFFF).
+          uint32_t cp = 0;
+          size_t n = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+          cp = c & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
+          for (size_t k = 1; k < n && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+          i += n - 1;
+          char b[16];
+          if (cp >= 0x10000) {
+            cp -= 0x10000;
+            std::snprintf(b, sizeof b, "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+          } else {
+            std::snprintf(b, sizeof b, "\\u%04x", cp);
+          }
+          out += b;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+bool json_value(const Value& v, std::string& out, bool ascii, int indent, bool sort, int depth, std::string& err) {
+  auto newline = [&](int d) {
+    if (indent >= 0) {
+      out += '\n';
+      out.append(static_cast<size_t>(indent * d), ' ');
+    }
+  };
+  const char* item_sep = indent >= 0 ? "," : ", ";
+  switch (v.kind) {
+    case Value::Kind::none: out += "null"; return true;
+    case Value::Kind::boolean: out += v.b ? "true" : "false"; return true;
+    case Value::Kind::integer: out += std::to_string(v.i); return true;
+    case Value::Kind::floating:
+      out += std::isnan(v.f) ? "NaN" : std::isinf(v.f) ? (v.f < 0 ? "-Infinity" : "Infinity") : float_repr(v.f);
+      return true;
+    case Value::Kind::string: json_string(*v.s, out, ascii); return true;
+    case Value::Kind::list: {
+      if (v.list->empty()) {
+        out += "[]";
+        return true;
+      }
+      out += '[';
+      for (size_t i = 0; i < v.list->size(); ++i) {
+        if (i) out += item_sep;
+        newline(depth + 1);
+        if (!json_value((*v.list)[i], out, ascii, indent, sort, depth + 1, err)) return false;
+      }
+      newline(depth);
+      out += ']';
+      return true;
+    }
+    case Value::Kind::dict:
+    case Value::Kind::ns: {
+      if (v.dict->items.empty()) {
+        out += "{}";
+        return true;
+      }
+      std::vector<const std::pair<std::string, Value>*> items;
+      for (const auto& kv : v.dict->items) items.push_back(&kv);
+      if (sort) std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
+      out += '{';
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += item_sep;
+        newline(depth + 1);
+        json_string(items[i]->first, out, ascii);
+        out += ": ";
+        if (!json_value(items[i]->second, out, ascii, indent, sort, depth + 1, err)) return false;
+      }
+      newline(depth);
+      out += '}';
+      return true;
+    }
+    default:
+      err = "Object of type " + type_name(v) + " is not JSON serializable";
+      return false;
+  }
+}
+
+}  // namespace
+
+bool to_json(const Value& v, std::string& out, bool ensure_ascii, int indent, bool sort_keys, std::string& err) {
+  return json_value(v, out, ensure_ascii, indent, sort_keys, 0, err);
+}
+
+Value from_json(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null: return Value::none();
+    case nlohmann::json::value_t::boolean: return Value::boolean(j.get<bool>());
+    case nlohmann::json::value_t::number_integer: return Value::integer(j.get<int64_t>());
+    case nlohmann::json::value_t::number_unsigned: return Value::integer(static_cast<int64_t>(j.get<uint64_t>()));
+    case nlohmann::json::value_t::number_float: return Value::floating(j.get<double>());
+    case nlohmann::json::value_t::string: return Value::str(j.get<std::string>());
+    case nlohmann::json::value_t::array: {
+      List l;
+      for (const auto& e : j) l.push_back(from_json(e));
+      return Value::make_list(std::move(l));
+    }
+    case nlohmann::json::value_t::object: {
+      Dict d;
+      for (const auto& [k, e] : j.items()) d.items.emplace_back(k, from_json(e));
+      return Value::make_dict(std::move(d));
+    }
+    default: return Value::none();
+  }
+}
+
+}  // namespace sy::chat

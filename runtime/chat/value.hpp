@@ -1,0 +1,122 @@
+// Values of the template language with Python's semantics: what chat templates compute
+// with is Python objects (str(), repr(), truthiness, int/float, ordered dicts), so that is
+// what these reproduce.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sy::chat {
+
+struct Value;
+using List = std::vector<Value>;
+/// Insertion-ordered string-keyed mapping (Python dict, JSON object).
+struct Dict {
+  std::vector<std::pair<std::string, Value>> items;
+  [[nodiscard]] const Value* find(std::string_view key) const;
+  Value* find(std::string_view key);
+  void set(std::string key, Value v);
+};
+class Interp;
+struct Args;
+using Native = std::function<Value(Interp&, Args&)>;
+
+struct Value {
+  enum class Kind { undefined, none, boolean, integer, floating, string, list, dict, ns, callable };
+  Kind kind = Kind::undefined;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::shared_ptr<const std::string> s;  // string
+  bool safe = false;                      // Markup (from |safe)
+  std::shared_ptr<List> list;             // list (immutable by the sandbox)
+  std::shared_ptr<Dict> dict;             // dict or namespace (a namespace is writable)
+  std::shared_ptr<Native> fn;             // callable
+  std::string undefined_name;             // for messages
+
+  static Value undef(std::string name = {}) {
+    Value v;
+    v.undefined_name = std::move(name);
+    return v;
+  }
+  static Value none() { return with(Kind::none); }
+  static Value boolean(bool x) {
+    Value v = with(Kind::boolean);
+    v.b = x;
+    return v;
+  }
+  static Value integer(int64_t x) {
+    Value v = with(Kind::integer);
+    v.i = x;
+    return v;
+  }
+  static Value floating(double x) {
+    Value v = with(Kind::floating);
+    v.f = x;
+    return v;
+  }
+  static Value str(std::string x, bool is_safe = false) {
+    Value v = with(Kind::string);
+    v.s = std::make_shared<const std::string>(std::move(x));
+    v.safe = is_safe;
+    return v;
+  }
+  static Value make_list(List l = {}) {
+    Value v = with(Kind::list);
+    v.list = std::make_shared<List>(std::move(l));
+    return v;
+  }
+  static Value make_dict(Dict d = {}, Kind k = Kind::dict) {
+    Value v = with(k);
+    v.dict = std::make_shared<Dict>(std::move(d));
+    return v;
+  }
+  static Value callable(Native f) {
+    Value v = with(Kind::callable);
+    v.fn = std::make_shared<Native>(std::move(f));
+    return v;
+  }
+
+  [[nodiscard]] bool is(Kind k) const { return kind == k; }
+  [[nodiscard]] bool is_undefined() const { return kind == Kind::undefined; }
+  [[nodiscard]] bool is_number() const { return kind == Kind::integer || kind == Kind::floating || kind == Kind::boolean; }
+  [[nodiscard]] bool is_mapping() const { return kind == Kind::dict || kind == Kind::ns; }
+  [[nodiscard]] const std::string& text() const { return *s; }
+  [[nodiscard]] double number() const { return kind == Kind::floating ? f : kind == Kind::boolean ? (b ? 1 : 0) : static_cast<double>(i); }
+
+ private:
+  static Value with(Kind k) {
+    Value v;
+    v.kind = k;
+    return v;
+  }
+};
+
+/// Python's truthiness (undefined is false).
+bool truthy(const Value& v);
+/// Python's str() (undefined prints as "").
+std::string to_str(const Value& v);
+/// Python's repr().
+std::string repr(const Value& v);
+/// Python's repr of a float ("450.0", "22.5", "1e+20").
+std::string float_repr(double d);
+/// Python's == between values.
+bool equal(const Value& a, const Value& b);
+/// The type name Python would print ("str", "list", "NoneType", ...).
+std::string type_name(const Value& v);
+
+/// json.dumps(v, ensure_ascii, indent, separators=None -> defaults, sort_keys). Returns
+/// false (and sets `err`) for values JSON cannot hold.
+bool to_json(const Value& v, std::string& out, bool ensure_ascii, int indent, bool sort_keys, std::string& err);
+
+/// A JSON document as template values (objects keep their order; 2 stays an integer and
+/// 2.0 a float).
+Value from_json(const nlohmann::ordered_json& j);
+
+}  // namespace sy::chat
