@@ -112,7 +112,10 @@ Interp::Interp(const RenderOptions& o) : opts_(o) {
                  if (stepv == 0) in.fail(K::type, "range() arg 3 must not be zero");
                  if ((stop - start) / stepv > 100000) in.fail(K::limit, "range() larger than 100000 items");
                  List l;
-                 for (int64_t i = start; stepv > 0 ? i < stop : i > stop; i += stepv) l.push_back(Value::integer(i));
+                 for (int64_t i = start; stepv > 0 ? i < stop : i > stop; i += stepv) {
+                   in.count_step();
+                   l.push_back(Value::integer(i));
+                 }
                  return Value::make_list(std::move(l));
                }));
   auto dict_fn = [](Value::Kind kind) {

@@ -37,6 +37,9 @@ class Interp {
   List iterate(const Value& v);
   Value invoke(const Value& fn, Args& a, const std::string& what);
 
+  /// Counts one unit of work against the step limit (for built-ins that loop).
+  void count_step() { step(line_, col_); }
+
   // builtins.cpp
   Value attribute(const Value& obj, const std::string& name, bool attr_first);
   Value apply_filter(const Expr& f, Value input);

@@ -450,7 +450,7 @@ class Parser {
     return tok_ + ahead < toks_->size() ? (*toks_)[tok_ + ahead] : end;
   }
   const Token& next() {
-    if (tok_ >= toks_->size()) fail("this tag ends too early");
+    if (tok_ >= toks_->size()) fail("this tag ends before its expression is complete");
     return (*toks_)[tok_++];
   }
   bool accept(const char* op) {
@@ -732,6 +732,8 @@ class Parser {
       } else if (at.text == "(") {
         next();
         auto c = node(Expr::Kind::call, at);
+        c->line = e->line;  // errors point at what is called, not at its '('
+        c->col = e->col;
         c->kids.push_back(std::move(e));
         call_args(*c);
         e = std::move(c);

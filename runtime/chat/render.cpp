@@ -92,6 +92,7 @@ Interp::Flow Interp::exec(const Node& n) {
         List kept;
         scopes_.push_back(std::make_shared<Dict>());
         for (auto& it : items) {
+          step(n.line, n.col);
           unpack(*this, n.targets, it);
           if (truthy(eval(*n.cond))) kept.push_back(it);
         }
@@ -102,6 +103,7 @@ Interp::Flow Interp::exec(const Node& n) {
       scopes_.push_back(std::make_shared<Dict>());
       const auto len = static_cast<int64_t>(items.size());
       for (int64_t i = 0; i < len; ++i) {
+        step(n.line, n.col);  // every iteration counts, even with an empty body
         Dict loop;
         loop.set("index", Value::integer(i + 1));
         loop.set("index0", Value::integer(i));
