@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "chat/prompt.hpp"
 #include "cli/commands.hpp"
 #include "engine/runtime_setup.hpp"
 #include "engine/sampling.hpp"
@@ -31,6 +32,8 @@ struct RunArgs {
   std::optional<int64_t> seed;
   std::vector<std::string> sets;
   bool json = false;
+  bool chat = false;
+  std::string chat_template;
   std::string logits_out;
 };
 
@@ -117,8 +120,19 @@ int run(const RunArgs& a) {
   if (a.prompt_given) {
     if (!tk) return fail("--prompt needs a tokenizer and this model has none (" + (*rt)->tokenizer_note +
                          "); set model.tokenizer in the pipeline or pass --prompt-ids");
-    prompt = tk->encode(a.prompt, true, true);
+    if (a.chat) {
+      auto tmpl = chat::find_chat_template(a.chat_template, p.model.chat_template, p.model.tokenizer,
+                                           (*rt)->model->metadata());
+      if (!tmpl) return fail(tmpl.status().message());
+      auto text = chat::render_chat(tmpl->first, tmpl->second, {{"user", a.prompt}}, true, tk);
+      if (!text) return fail("chat template: " + text.status().message());
+      prompt = chat::tokenize_chat(*tk, *text);
+    } else {
+      prompt = tk->encode(a.prompt, true, true);
+    }
     if (prompt.empty()) return fail("--prompt gave no tokens");
+  } else if (a.chat) {
+    return fail("--chat needs a text --prompt");
   }
   auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, a.seed);
   if (!chain) return fail(chain.status().message());
@@ -205,7 +219,9 @@ void add_run_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-n,--n-predict", a->n, "Tokens to generate")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed for the dist sampler");
   cmd->add_option("--set", a->sets, "Override a pipeline key, e.g. --set context.kv_type=q8_0 (repeatable)");
-  cmd->add_flag("--json", a->json, "Print one JSON object: prompt_ids, ids, timings");
+  cmd->add_flag("--json", a->json, "Print one JSON object: prompt_ids, ids, text, timings");
+  cmd->add_flag("--chat", a->chat, "Wrap --prompt as one user message in the model's chat template");
+  cmd->add_option("--chat-template", a->chat_template, "A .jinja file to use instead of the model's chat template");
   cmd->add_option("--logits-out", a->logits_out, "Write one JSON line of logits per position to FILE");
   cmd->add_option("--force-ids", a->force_ids, "Feed these ids one per step instead of the sampled ones");
   cmd->callback([&d, a, cmd] {

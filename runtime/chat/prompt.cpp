@@ -1,0 +1,76 @@
+#include "chat/prompt.hpp"
+
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "chat/template.hpp"
+
+namespace sy::chat {
+namespace {
+
+Result<std::string> read_file(const std::filesystem::path& p, const char* what) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return error::not_found(std::string("cannot read ") + what + " " + p.string());
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+}  // namespace
+
+Result<std::pair<std::string, std::string>> find_chat_template(const std::filesystem::path& override_file,
+                                                               const std::filesystem::path& pipeline_file,
+                                                               const std::filesystem::path& tokenizer_json,
+                                                               const Metadata& md) {
+  for (const auto& p : {override_file, pipeline_file})
+    if (!p.empty()) {
+      auto s = read_file(p, "chat template");
+      if (!s) return s.status();
+      return std::make_pair(std::move(*s), p.string());
+    }
+  if (!tokenizer_json.empty()) {
+    const auto cfg = tokenizer_json.parent_path() / "tokenizer_config.json";
+    if (std::ifstream in(cfg); in) {
+      try {
+        const auto j = nlohmann::json::parse(in);
+        if (j.contains("chat_template") && j["chat_template"].is_string())
+          return std::make_pair(j["chat_template"].get<std::string>(), cfg.string());
+      } catch (const std::exception& e) {
+        return error::corrupt(cfg.string() + " is not valid JSON: " + e.what());
+      }
+    }
+  }
+  if (auto t = md.get_string("tokenizer.chat_template")) return std::make_pair(*t, std::string("tokenizer.chat_template"));
+  return error::not_found(
+      "the model has no chat template (no tokenizer.chat_template); pass one with --chat-template FILE or "
+      "model.chat_template in the pipeline");
+}
+
+Result<std::string> render_chat(const std::string& source, const std::string& name, const std::vector<Message>& messages,
+                                bool add_generation_prompt, const tok::Tokenizer* tokenizer) {
+  auto t = Template::parse(source, name);
+  if (!t) return t.status();
+  List msgs;
+  for (const auto& m : messages) {
+    Dict d;
+    d.set("role", Value::str(m.role));
+    d.set("content", Value::str(m.content));
+    msgs.push_back(Value::make_dict(std::move(d)));
+  }
+  Dict ctx;
+  ctx.set("messages", Value::make_list(std::move(msgs)));
+  ctx.set("tools", Value::none());
+  ctx.set("documents", Value::none());
+  ctx.set("add_generation_prompt", Value::boolean(add_generation_prompt));
+  if (tokenizer) {
+    if (tokenizer->bos() >= 0) ctx.set("bos_token", Value::str(tokenizer->piece(tokenizer->bos())));
+    if (tokenizer->eos() >= 0) ctx.set("eos_token", Value::str(tokenizer->piece(tokenizer->eos())));
+  }
+  return t->render(Value::make_dict(std::move(ctx)));
+}
+
+std::vector<int32_t> tokenize_chat(const tok::Tokenizer& t, const std::string& prompt) {
+  const bool has_bos = t.bos() >= 0 && prompt.rfind(t.piece(t.bos()), 0) == 0;
+  return t.encode(prompt, !has_bos, true);
+}
+
+}  // namespace sy::chat

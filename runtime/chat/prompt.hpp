@@ -1,0 +1,38 @@
+// Turning a conversation into prompt text with the model's chat template, as
+// transformers' apply_chat_template does: messages, tools and documents (none), the
+// generation prompt flag, and the tokenizer's bos_token / eos_token.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "switchyard/metadata.hpp"
+#include "switchyard/status.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace sy::chat {
+
+struct Message {
+  std::string role;
+  std::string content;
+};
+
+/// The chat template to use: `override_file` when given, else the pipeline's
+/// `model.chat_template`, else tokenizer_config.json beside `tokenizer_json` (when given),
+/// else the GGUF's tokenizer.chat_template. Returns the source and where it came from.
+Result<std::pair<std::string, std::string>> find_chat_template(const std::filesystem::path& override_file,
+                                                               const std::filesystem::path& pipeline_file,
+                                                               const std::filesystem::path& tokenizer_json,
+                                                               const Metadata& model_metadata);
+
+/// Renders the conversation with the template.
+Result<std::string> render_chat(const std::string& template_source, const std::string& template_name,
+                                const std::vector<Message>& messages, bool add_generation_prompt,
+                                const tok::Tokenizer* tokenizer);
+
+/// Tokens of a rendered chat prompt: special tokens parsed, BOS added unless the template
+/// already wrote it.
+std::vector<int32_t> tokenize_chat(const tok::Tokenizer& t, const std::string& prompt);
+
+}  // namespace sy::chat
