@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "chat/parser.hpp"
+#include "tokenizer/unicode.hpp"
 
 namespace sy::chat {
 
@@ -247,8 +248,7 @@ List Interp::iterate(const Value& v) {
       List chars;
       const std::string& s = *v.s;
       for (size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        const size_t n = std::min<size_t>(c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4, s.size() - i);
+        const size_t n = std::min(tok::utf8_len(static_cast<unsigned char>(s[i])), s.size() - i);
         chars.push_back(Value::str(s.substr(i, n)));
         i += n;
       }
