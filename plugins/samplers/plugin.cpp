@@ -74,6 +74,68 @@ const PluginDescriptor* describe() noexcept {
     last_n.max = 1e9;
     pd.components.push_back(sampler("repetition_penalty", "Penalise recently seen tokens", {pen, last_n},
                                     make_repetition_penalty));
+
+    ParamSpec tp{"p", ParamType::number, "Keep the tokens closest to the expected surprise until their mass reaches p; 1 disables", 1.0};
+    tp.min = 0;
+    tp.min_exclusive = true;
+    tp.max = 1;
+    tp.primary = true;
+    pd.components.push_back(sampler("typical_p", "Locally typical sampling", {tp, min_keep()}, make_typical_p));
+
+    auto count_penalty = [&](const char* name, const char* doc, ComponentFactory f) {
+      ParamSpec pp{"penalty", ParamType::number, doc, 0.0};
+      pp.min = -2;
+      pp.max = 2;
+      pp.primary = true;
+      pd.components.push_back(sampler(name, doc, {pp, last_n}, f));
+    };
+    count_penalty("presence_penalty", "Subtract the penalty from every token already present (OpenAI's presence_penalty)",
+                  make_presence_penalty);
+    count_penalty("frequency_penalty", "Subtract the penalty times each token's count (OpenAI's frequency_penalty)",
+                  make_frequency_penalty);
+
+    ParamSpec bias{"bias", ParamType::string_list, "Entries TOKEN_ID:BIAS added to logits, e.g. [\"15043:+2.5\", \"2:-inf\"]",
+                   std::vector<std::string>{}};
+    bias.primary = true;
+    pd.components.push_back(sampler("logit_bias", "Add fixed biases to chosen tokens' logits", {bias}, make_logit_bias));
+
+    ParamSpec tau{"tau", ParamType::number, "Target surprise (bits) of each token", 5.0};
+    tau.min = 0;
+    tau.max = 100;
+    tau.primary = true;
+    ParamSpec eta{"eta", ParamType::number, "Learning rate of the surprise controller", 0.1};
+    eta.min = 0;
+    eta.min_exclusive = true;
+    eta.max = 1;
+    pd.components.push_back(sampler("mirostat_v2", "Mirostat 2.0: pick tokens at a steady surprise (terminal)",
+                                     {tau, eta, seed}, make_mirostat_v2));
+
+    ParamSpec xp{"probability", ParamType::number, "Chance that XTC acts on a step", 0.5};
+    xp.min = 0;
+    xp.max = 1;
+    xp.primary = true;
+    ParamSpec xt{"threshold", ParamType::number, "Tokens at least this likely count as top choices (above 0.5 disables)", 0.1};
+    xt.min = 0;
+    xt.max = 1;
+    pd.components.push_back(sampler("xtc", "Exclude top choices but the least likely of them", {xp, xt, min_keep(), seed}, make_xtc));
+
+    ParamSpec mult{"multiplier", ParamType::number, "Penalty scale; 0 disables", 0.8};
+    mult.min = 0;
+    mult.max = 100;
+    mult.primary = true;
+    ParamSpec base{"base", ParamType::number, "Growth of the penalty per extra repeated token", 1.75};
+    base.min = 1;
+    base.max = 10;
+    ParamSpec allowed{"allowed_length", ParamType::integer, "Repeats up to this many tokens go unpunished", int64_t{2}};
+    allowed.min = 1;
+    allowed.max = 1e6;
+    ParamSpec dry_n{"last_n", ParamType::integer, "How many recent tokens count; -1 = the whole context", int64_t{-1}};
+    dry_n.min = -1;
+    dry_n.max = 1e9;
+    ParamSpec breakers{"sequence_breakers", ParamType::string_list, "Token texts that end a repeated sequence",
+                       std::vector<std::string>{"\n", ":", "\"", "*"}};
+    pd.components.push_back(sampler("dry", "Penalise tokens that extend a repeated sequence (DRY)",
+                                    {mult, base, allowed, dry_n, breakers}, make_dry));
     return pd;
   }();
   return &d;

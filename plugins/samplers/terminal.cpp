@@ -3,6 +3,7 @@
 #include <random>
 
 #include "candidates.hpp"
+#include "rng.hpp"
 #include "samplers.hpp"
 
 namespace sy::samplers {
@@ -19,23 +20,6 @@ class Greedy final : public Sampler {
     c.selected = best->id;
     return Status::ok();
   }
-};
-
-// SplitMix64: tiny, fully specified, so a seed gives the same stream on every platform
-// (std::uniform_real_distribution is not portable across standard libraries).
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
- private:
-  uint64_t s_;
 };
 
 class Dist final : public Sampler {
@@ -68,7 +52,52 @@ class Dist final : public Sampler {
   SplitMix64 rng_;
 };
 
+// Mirostat 2.0 (Basu et al.): keeps the surprise of chosen tokens near tau by truncating
+// tokens more surprising than mu, then adjusting mu by the error it observed.
+class MirostatV2 final : public Sampler {
+ public:
+  MirostatV2(double tau, double eta, uint64_t seed) : tau_(tau), eta_(eta), mu_(2 * tau), seed_(seed), rng_(seed) {}
+  Status apply(CandidateList& c, const SamplerContext&) noexcept override {
+    if (auto st = check_finite(c, "mirostat_v2"); !st) return st;
+    if (c.items.empty()) return error::invalid_argument("mirostat_v2: no candidates are left to choose from");
+    sort_by_logit(c);
+    softmax(c);
+    size_t keep = 0;
+    while (keep < c.items.size() && -std::log2(static_cast<double>(c.items[keep].p)) <= mu_) ++keep;
+    c.items.resize(std::max<size_t>(keep, 1));
+    softmax(c);
+    const double u = rng_.uniform();
+    double acc = 0;
+    size_t pick = c.items.size() - 1;
+    for (size_t i = 0; i < c.items.size(); ++i) {
+      acc += c.items[i].p;
+      if (u < acc) {
+        pick = i;
+        break;
+      }
+    }
+    c.selected = c.items[pick].id;
+    mu_ -= eta_ * (-std::log2(static_cast<double>(c.items[pick].p)) - tau_);
+    return Status::ok();
+  }
+  void reset() noexcept override {
+    mu_ = 2 * tau_;
+    rng_ = SplitMix64(seed_);
+  }
+
+ private:
+  double tau_, eta_, mu_;
+  uint64_t seed_;
+  SplitMix64 rng_;
+};
+
 }  // namespace
+
+Result<std::unique_ptr<Component>> make_mirostat_v2(const ParamMap& p) noexcept {
+  return guard_factory([&]() -> Result<std::unique_ptr<Component>> {
+    return std::make_unique<MirostatV2>(p.get_number("tau").value_or(5.0), p.get_number("eta").value_or(0.1), seed_param(p));
+  });
+}
 
 Result<std::unique_ptr<Component>> make_greedy(const ParamMap&) noexcept {
   return guard_factory([]() -> Result<std::unique_ptr<Component>> { return std::make_unique<Greedy>(); });
@@ -76,12 +105,7 @@ Result<std::unique_ptr<Component>> make_greedy(const ParamMap&) noexcept {
 
 Result<std::unique_ptr<Component>> make_dist(const ParamMap& p) noexcept {
   return guard_factory([&]() -> Result<std::unique_ptr<Component>> {
-    uint64_t seed = 0;
-    if (auto s = p.get_int("seed"))
-      seed = static_cast<uint64_t>(*s);
-    else
-      seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();  // "random"
-    return std::make_unique<Dist>(seed);
+    return std::make_unique<Dist>(seed_param(p));
   });
 }
 

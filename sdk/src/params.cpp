@@ -64,6 +64,12 @@ std::optional<std::vector<int64_t>> ParamMap::get_int_list(std::string_view name
   return std::nullopt;
 }
 
+std::optional<std::vector<std::string>> ParamMap::get_string_list(std::string_view name) const {
+  const auto* v = find(name);
+  if (const auto* l = v ? std::get_if<std::vector<std::string>>(v) : nullptr) return *l;
+  return std::nullopt;
+}
+
 std::string param_value_to_string(const ParamValue& v) {
   std::ostringstream os;
   std::visit(

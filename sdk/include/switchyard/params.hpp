@@ -57,6 +57,7 @@ class ParamMap {
   [[nodiscard]] std::optional<double> get_number(std::string_view name) const;
   [[nodiscard]] std::optional<std::string> get_string(std::string_view name) const;
   [[nodiscard]] std::optional<std::vector<int64_t>> get_int_list(std::string_view name) const;
+  [[nodiscard]] std::optional<std::vector<std::string>> get_string_list(std::string_view name) const;
   /// All values by name.
   [[nodiscard]] const std::map<std::string, ParamValue, std::less<>>& values() const { return values_; }
 

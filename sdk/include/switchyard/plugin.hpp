@@ -23,7 +23,7 @@ namespace sy {
 /// ABI of this SDK. A plugin built against another major version is refused; a newer
 /// minor version of the runtime accepts plugins of older minors.
 inline constexpr uint32_t kAbiMajor = 1;
-inline constexpr uint32_t kAbiMinor = 0;
+inline constexpr uint32_t kAbiMinor = 1;  // 1: the op IR (graph.hpp), more ops and status codes, SamplerContext::pieces
 
 /// The C++ standard library ABI the SDK types (std::string, std::vector) depend on.
 /// Plugins and runtime must agree on it, since those types cross the boundary.

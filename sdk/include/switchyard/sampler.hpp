@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "switchyard/component.hpp"
@@ -28,6 +29,7 @@ struct CandidateList {
 struct SamplerContext {
   std::span<const int32_t> prompt;   ///< prompt tokens of the sequence
   std::span<const int32_t> output;   ///< tokens generated so far
+  std::span<const std::string> pieces;  ///< text of every token id (empty when the model has no tokenizer)
 };
 
 /// A sampler instance; one per sequence, since some keep state (RNG, mirostat's mu).
