@@ -3,7 +3,10 @@
 // the last prompt position), then one decode step per token. --force-ids feeds given ids
 // instead of the sampled ones (teacher forcing) so logits can be compared step by step.
 #include <chrono>
+#include <unistd.h>
+
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -15,6 +18,7 @@
 #include "cli/commands.hpp"
 #include "engine/runtime_setup.hpp"
 #include "engine/sampling.hpp"
+#include "engine/stop.hpp"
 #include "pipeline/validate.hpp"
 
 namespace sy::cli {
@@ -33,6 +37,9 @@ struct RunArgs {
   std::vector<std::string> sets;
   bool json = false;
   bool chat = false;
+  bool ignore_eos = false;
+  std::vector<std::string> stops;
+  std::string prompt_file;
   std::string chat_template;
   std::string logits_out;
 };
@@ -81,7 +88,8 @@ int fail(const std::string& msg) {
   return 1;
 }
 
-int run(const RunArgs& a) {
+int run(const RunArgs& args) {
+  RunArgs a = args;
   if (a.pipeline.empty() && a.model.empty()) return fail("give a pipeline (-p FILE) or a model (-m FILE)");
   pipeline::LoadResult lr =
       a.pipeline.empty()
@@ -98,6 +106,17 @@ int run(const RunArgs& a) {
 
   std::string err;
   std::vector<int32_t> prompt, force;
+  // The prompt text may also come from --prompt-file or, when nothing else is given, stdin.
+  if (!a.prompt_file.empty()) {
+    if (a.prompt_given || !a.prompt_ids.empty()) return fail("give one prompt: --prompt, --prompt-file or --prompt-ids");
+    std::ifstream in(a.prompt_file, std::ios::binary);
+    if (!in) return fail("cannot read --prompt-file " + a.prompt_file);
+    a.prompt.assign(std::istreambuf_iterator<char>(in), {});
+    a.prompt_given = true;
+  } else if (!a.prompt_given && a.prompt_ids.empty() && !isatty(STDIN_FILENO)) {
+    a.prompt.assign(std::istreambuf_iterator<char>(std::cin), {});
+    a.prompt_given = !a.prompt.empty();
+  }
   if (a.prompt_given && !a.prompt_ids.empty())
     return fail("give either --prompt or --prompt-ids, not both");
   if (!a.prompt_given && a.prompt_ids.empty()) return fail("give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
@@ -156,17 +175,40 @@ int run(const RunArgs& a) {
 
   std::vector<int32_t> ids, sampled;
   std::optional<tok::StreamDecoder> stream;
-  if (tk) stream.emplace(*tk);
+  std::vector<std::string> pieces;  // token texts, for samplers that look at them (dry)
+  if (tk) {
+    stream.emplace(*tk);
+    pieces.reserve(static_cast<size_t>(tk->n_vocab()));
+    for (int32_t id = 0; id < tk->n_vocab(); ++id) pieces.push_back(tk->piece(id));
+  }
+  engine::StopMatcher stops(a.stops);
+  std::string text;  // what was shown, up to a stop string
+  std::string stop_reason = "length";
+  auto show = [&](const std::string& t) {
+    text += t;
+    if (!a.json) std::cout << t << std::flush;
+  };
   for (int64_t i = 0; i < n; ++i) {
-    auto tok = chain->sample(logits, SamplerContext{prompt, ids});
+    SamplerContext sctx{prompt, ids, pieces};
+    auto tok = chain->sample(logits, sctx);
     if (!tok) return fail(tok.status().message());
     sampled.push_back(*tok);
     const int32_t next = force.empty() ? *tok : force[static_cast<size_t>(i)];
+    // End-of-generation tokens (EOS, EOT) end the answer unless teacher forcing or --ignore-eos.
+    if (force.empty() && !a.ignore_eos && tk && tk->is_end_of_generation(next)) {
+      stop_reason = "eos";
+      break;
+    }
     chain->accept(next);
     ids.push_back(next);
-    if (!a.json) {
-      if (stream) std::cout << stream->push(next) << std::flush;
-      else std::cout << next << (i + 1 < n ? " " : "") << std::flush;
+    if (stream) {
+      show(stops.push(stream->push(next)));
+      if (stops.stopped()) {
+        stop_reason = "stop";
+        break;
+      }
+    } else if (!a.json) {
+      std::cout << next << (i + 1 < n ? " " : "") << std::flush;
     }
     const engine::BatchToken bt{0, next, true};
     if (auto st = eng.decode({&bt, 1}, logits); !st) return fail(st.message());
@@ -174,7 +216,8 @@ int run(const RunArgs& a) {
     if (lout) lout << logits_line(pos, logits).dump() << "\n";
   }
   const auto t2 = clock::now();
-  if (!a.json) std::cout << (stream ? stream->flush() : std::string()) << "\n" << std::flush;
+  if (stream && !stops.stopped()) show(stops.push(stream->flush()) + (stops.stopped() ? "" : stops.flush()));
+  if (!a.json) std::cout << "\n" << std::flush;
   const double prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   const double gen_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
   const auto& st = eng.stats();
@@ -182,14 +225,15 @@ int run(const RunArgs& a) {
     nlohmann::ordered_json j;
     j["prompt_ids"] = prompt;
     j["ids"] = ids;
-    if (tk) j["text"] = tk->decode(ids, false);
+    if (tk) j["text"] = text;
+    j["stop_reason"] = stop_reason;
     if (!force.empty()) j["sampled_ids"] = sampled;
     j["timings"] = {{"prompt_ms", prompt_ms},
                     {"prompt_tokens", prompt.size()},
                     {"prompt_tokens_per_s", prompt_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / prompt_ms : 0.0},
                     {"generation_ms", gen_ms},
-                    {"generated_tokens", n},
-                    {"tokens_per_s", gen_ms > 0 ? 1000.0 * static_cast<double>(n) / gen_ms : 0.0}};
+                    {"generated_tokens", ids.size()},
+                    {"tokens_per_s", gen_ms > 0 ? 1000.0 * static_cast<double>(ids.size()) / gen_ms : 0.0}};
     j["stats"] = {{"fallback_nodes", st.fallback_nodes},
                   {"distinct_fallbacks", st.distinct_fallbacks},
                   {"converted_weights", (*rt)->model->weights().converted()},
@@ -199,8 +243,8 @@ int run(const RunArgs& a) {
   } else {
     std::cerr << "prompt: " << prompt.size() << " tokens in " << prompt_ms << " ms ("
               << (prompt_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / prompt_ms : 0.0) << " tokens/s); "
-              << "generation: " << n << " tokens in " << gen_ms << " ms ("
-              << (gen_ms > 0 ? 1000.0 * static_cast<double>(n) / gen_ms : 0.0) << " tokens/s)\n";
+              << "generation: " << ids.size() << " tokens in " << gen_ms << " ms ("
+              << (gen_ms > 0 ? 1000.0 * static_cast<double>(ids.size()) / gen_ms : 0.0) << " tokens/s)\n";
     if (st.fallback_nodes > 0)
       std::cerr << "fallbacks: " << st.fallback_nodes << " nodes ran off their preferred device\n";
   }
@@ -220,6 +264,9 @@ void add_run_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("--seed", a->seed, "Seed for the dist sampler");
   cmd->add_option("--set", a->sets, "Override a pipeline key, e.g. --set context.kv_type=q8_0 (repeatable)");
   cmd->add_flag("--json", a->json, "Print one JSON object: prompt_ids, ids, text, timings");
+  cmd->add_option("--prompt-file", a->prompt_file, "Read the prompt text from this file");
+  cmd->add_option("--stop", a->stops, "Stop when the output contains this text (repeatable; matched across tokens)");
+  cmd->add_flag("--ignore-eos", a->ignore_eos, "Keep generating past end-of-generation tokens");
   cmd->add_flag("--chat", a->chat, "Wrap --prompt as one user message in the model's chat template");
   cmd->add_option("--chat-template", a->chat_template, "A .jinja file to use instead of the model's chat template");
   cmd->add_option("--logits-out", a->logits_out, "Write one JSON line of logits per position to FILE");

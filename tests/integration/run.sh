@@ -43,6 +43,13 @@ check "force-ids shorter than -n" 1 "--force-ids has 2 ids but -n asks for 3" --
 if [ -f "$shared/models/stories260K.gguf" ]; then
   check "a text prompt goes through the model's tokenizer" 0 '"prompt_ids":\[1,403,407,261,378\].*"text":", there was' -- \
     "$exe" run -m "$shared/models/stories260K.gguf" --prompt "Once upon a time" -n 6 --json --set "sampling=[greedy]"
+  check "--stop ends the text right before the stop string" 0 '"text":", there was a little ","stop_reason":"stop"' -- \
+    "$exe" run -m "$shared/models/stories260K.gguf" --prompt "Once upon a time" -n 30 --json --set "sampling=[greedy]" --stop girl
+  printf 'Once upon a time' > "$tmp/prompt.txt"
+  check "--prompt-file" 0 '"prompt_ids":\[1,403,407,261,378\]' -- \
+    "$exe" run -m "$shared/models/stories260K.gguf" --prompt-file "$tmp/prompt.txt" -n 2 --json
+  check "prompt from stdin" 0 '"prompt_ids":\[1,403,407,261,378\]' -- \
+    bash -c "printf 'Once upon a time' | '$exe' run -m '$shared/models/stories260K.gguf' -n 2 --json"
   check "tokenize" 0 '^1 403 407 261 378$' -- "$exe" tokenize -m "$shared/models/stories260K.gguf" --text "Once upon a time" --add-special
   check "tokenize --json" 0 '"pieces":\["<s>"," Once"," upon"," a"," time"\]' -- \
     "$exe" tokenize -m "$shared/models/stories260K.gguf" --text "Once upon a time" --add-special --json
