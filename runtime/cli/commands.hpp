@@ -21,5 +21,6 @@ void add_run_command(CLI::App& app, Dispatch& d);
 void add_synth_command(CLI::App& app, Dispatch& d);
 void add_tokenize_commands(CLI::App& app, Dispatch& d);
 void add_template_command(CLI::App& app, Dispatch& d);
+void add_chat_command(CLI::App& app, Dispatch& d);
 
 }  // namespace sy::cli

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   sy::cli::add_synth_command(app, dispatch);
   sy::cli::add_tokenize_commands(app, dispatch);
   sy::cli::add_template_command(app, dispatch);
+  sy::cli::add_chat_command(app, dispatch);
 
   if (auto tok = first_command_token(argc, argv)) {
     std::vector<std::string> names;

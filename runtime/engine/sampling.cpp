@@ -36,6 +36,10 @@ Result<int32_t> SamplerChain::sample(std::span<const float> logits, const Sample
   return error::invalid_argument("the sampling chain selected no token; end it with greedy or dist");
 }
 
+void SamplerChain::reset() {
+  for (auto& s : samplers_) s->reset();
+}
+
 void SamplerChain::accept(int32_t token) {
   for (auto& s : samplers_) s->accept(token);
 }

@@ -21,6 +21,8 @@ class SamplerChain {
   Result<int32_t> sample(std::span<const float> logits, const SamplerContext& ctx);
   /// Tells stateful samplers which token was used.
   void accept(int32_t token);
+  /// Returns every sampler to its fresh state (a new conversation).
+  void reset();
 
  private:
   std::vector<registry::Owned<Sampler>> samplers_;

@@ -1,0 +1,301 @@
+// switchyard chat: an interactive conversation with the model's chat template. Works in a
+// terminal and with piped stdin. Multi-line input: end a line with '\' to continue, or
+// wrap a block in """ lines. Commands: /reset /system TEXT /save FILE /load FILE /params
+// /exit. Ctrl-C stops the current answer without quitting; Ctrl-D (end of input) quits.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "chat/prompt.hpp"
+#include "cli/commands.hpp"
+#include "engine/runtime_setup.hpp"
+#include "engine/sampling.hpp"
+#include "pipeline/validate.hpp"
+
+namespace sy::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted = true; }
+
+struct ChatArgs {
+  std::string pipeline, model, chat_template, system;
+  std::vector<std::string> sets;
+  int64_t n = 1024;
+  std::optional<int64_t> seed;
+};
+
+class Session {
+ public:
+  Session(engine::Runtime& rt, engine::SamplerChain& chain, std::string tmpl, std::string tmpl_name, int64_t max_answer,
+          bool tty)
+      : rt_(rt), chain_(chain), tmpl_(std::move(tmpl)), tmpl_name_(std::move(tmpl_name)), max_answer_(max_answer), tty_(tty) {
+    for (int32_t id = 0; id < rt_.tokenizer->n_vocab(); ++id) pieces_.push_back(rt_.tokenizer->piece(id));
+    drop_cache();  // starts sequence 0
+  }
+
+  void set_system(std::string s) {
+    system_ = std::move(s);
+    reset();
+  }
+  void reset() {
+    history_.clear();
+    drop_cache();
+    chain_.reset();
+  }
+
+  // One user turn: prompt, generate, stream, remember the answer.
+  void turn(const std::string& user) {
+    history_.push_back({"user", user});
+    std::vector<int32_t> prompt;
+    if (!fit(prompt)) {
+      history_.pop_back();
+      return;
+    }
+    auto& eng = *rt_.engine;
+    // Reuse the cache when it holds a prefix of the new prompt; otherwise start over
+    // (recurrent layers cannot roll back to an earlier position).
+    size_t same = 0;
+    while (same < cached_.size() && same < prompt.size() && cached_[same] == prompt[same]) ++same;
+    if (same < cached_.size() || same == prompt.size()) {
+      drop_cache();
+      same = 0;
+    }
+    std::vector<engine::BatchToken> batch;
+    for (size_t i = same; i < prompt.size(); ++i) batch.push_back({0, prompt[i], i + 1 == prompt.size()});
+    std::vector<float> logits;
+    if (auto st = eng.decode(batch, logits); !st) {
+      std::cerr << "error: " << st.message() << "\n";
+      drop_cache();
+      history_.pop_back();
+      return;
+    }
+    cached_ = prompt;
+    tok::StreamDecoder stream(*rt_.tokenizer);
+    std::string answer;
+    std::vector<int32_t> out;
+    g_interrupted = false;
+    bool interrupted = false;
+    for (int64_t i = 0; i < max_answer_; ++i) {
+      if (g_interrupted) {
+        interrupted = true;
+        break;
+      }
+      if (eng.kv().length(0) + 1 > eng.kv().config().n_ctx) {
+        std::cout << "\n[the context is full; the answer was cut]";
+        break;
+      }
+      auto t = chain_.sample(logits, SamplerContext{prompt, out, pieces_});
+      if (!t) {
+        std::cerr << "\nerror: " << t.status().message() << "\n";
+        break;
+      }
+      if (rt_.tokenizer->is_end_of_generation(*t)) break;
+      chain_.accept(*t);
+      out.push_back(*t);
+      const std::string piece = stream.push(*t);
+      answer += piece;
+      std::cout << piece << std::flush;
+      const engine::BatchToken bt{0, *t, true};
+      if (auto st = eng.decode({&bt, 1}, logits); !st) {
+        std::cerr << "\nerror: " << st.message() << "\n";
+        break;
+      }
+      cached_.push_back(*t);
+    }
+    const std::string rest = stream.flush();
+    answer += rest;
+    std::cout << rest << (interrupted ? "\n[interrupted]\n" : "\n") << std::flush;
+    history_.push_back({"assistant", answer});
+  }
+
+  bool save(const std::string& path) const {
+    nlohmann::ordered_json j;
+    j["system"] = system_;
+    j["messages"] = nlohmann::ordered_json::array();
+    for (const auto& m : history_) j["messages"].push_back({{"role", m.role}, {"content", m.content}});
+    std::ofstream f(path, std::ios::trunc);
+    f << j.dump(2) << "\n";
+    return static_cast<bool>(f);
+  }
+  std::string load(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) return "cannot read " + path;
+    try {
+      const auto j = nlohmann::json::parse(f);
+      std::vector<chat::Message> h;
+      for (const auto& m : j.at("messages")) h.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
+      system_ = j.value("system", "");
+      history_ = std::move(h);
+      drop_cache();
+    } catch (const std::exception& e) {
+      return path + " is not a saved conversation: " + e.what();
+    }
+    return {};
+  }
+  [[nodiscard]] size_t turns() const { return history_.size(); }
+
+ private:
+  void drop_cache() {
+    auto& kv = rt_.engine->kv();
+    if (kv.length(0) >= 0) (void)kv.remove(0);
+    (void)kv.add(0);
+    cached_.clear();
+  }
+
+  std::vector<chat::Message> conversation() const {
+    std::vector<chat::Message> m;
+    if (!system_.empty()) m.push_back({"system", system_});
+    m.insert(m.end(), history_.begin(), history_.end());
+    return m;
+  }
+
+  // Renders and tokenizes the conversation, dropping the oldest turns while the prompt and
+  // room for an answer exceed the context.
+  bool fit(std::vector<int32_t>& prompt) {
+    const int64_t ctx = rt_.engine->kv().config().n_ctx;
+    const int64_t room = std::min<int64_t>(max_answer_, ctx / 4);
+    size_t dropped = 0;
+    for (;;) {
+      auto text = chat::render_chat(tmpl_, tmpl_name_, conversation(), true, rt_.tokenizer.get());
+      if (!text) {
+        std::cerr << "error: chat template: " << text.status().message() << "\n";
+        return false;
+      }
+      prompt = chat::tokenize_chat(*rt_.tokenizer, *text);
+      if (static_cast<int64_t>(prompt.size()) + room <= ctx) break;
+      if (history_.size() <= 1) {
+        std::cerr << "error: this message alone (" << prompt.size() << " tokens) does not fit the " << ctx
+                  << "-token context; shorten it or raise context.length\n";
+        return false;
+      }
+      history_.erase(history_.begin(), history_.begin() + std::min<size_t>(2, history_.size() - 1));
+      dropped += 2;
+    }
+    if (dropped > 0) std::cout << "[dropped the " << dropped << " oldest messages to fit the " << ctx << "-token context]\n";
+    return true;
+  }
+
+  engine::Runtime& rt_;
+  engine::SamplerChain& chain_;
+  std::string tmpl_, tmpl_name_;
+  int64_t max_answer_;
+  bool tty_;
+  std::string system_;
+  std::vector<chat::Message> history_;
+  std::vector<int32_t> cached_;
+  std::vector<std::string> pieces_;
+};
+
+// Reads one user message: '\' at a line end continues it; """ lines wrap a block.
+std::optional<std::string> read_message(bool tty) {
+  std::string line, msg;
+  if (tty) std::cout << "> " << std::flush;
+  if (!std::getline(std::cin, line)) return std::nullopt;
+  if (line == "\"\"\"") {
+    while (std::getline(std::cin, line) && line != "\"\"\"") msg += (msg.empty() ? "" : "\n") + line;
+    return msg;
+  }
+  while (!line.empty() && line.back() == '\\') {
+    msg += line.substr(0, line.size() - 1) + "\n";
+    if (tty) std::cout << ". " << std::flush;
+    if (!std::getline(std::cin, line)) break;
+  }
+  return msg + line;
+}
+
+int run_chat(const ChatArgs& a) {
+  if (a.pipeline.empty() && a.model.empty()) {
+    std::cerr << "switchyard chat: give a pipeline (-p FILE) or a model (-m FILE)\n";
+    return 1;
+  }
+  auto lr = a.pipeline.empty()
+                ? pipeline::load_pipeline_text("model: { path: " + nlohmann::json(std::filesystem::absolute(a.model).string()).dump() +
+                                                   " }\nbackends: [ { plugin: cpu } ]\n",
+                                               "built-in default", a.sets)
+                : pipeline::load_pipeline(a.pipeline, a.sets);
+  for (const auto& d : lr.diagnostics) std::cerr << pipeline::format_diagnostic(d) << "\n";
+  if (!lr.ok()) return 1;
+  pipeline::Pipeline p = lr.pipeline;
+  if (!a.model.empty()) p.model.path = a.model;
+  auto rt = engine::bring_up(p);
+  if (!rt) {
+    std::cerr << "switchyard chat: " << rt.status().message() << "\n";
+    return 1;
+  }
+  if (!(*rt)->tokenizer) {
+    std::cerr << "switchyard chat: the model has no tokenizer (" << (*rt)->tokenizer_note << ")\n";
+    return 1;
+  }
+  auto tmpl = chat::find_chat_template(a.chat_template, p.model.chat_template, p.model.tokenizer, (*rt)->model->metadata());
+  if (!tmpl) {
+    std::cerr << "switchyard chat: " << tmpl.status().message() << "\n";
+    return 1;
+  }
+  auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, a.seed);
+  if (!chain) {
+    std::cerr << "switchyard chat: " << chain.status().message() << "\n";
+    return 1;
+  }
+  const bool tty = isatty(STDIN_FILENO) != 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sa.sa_flags = SA_RESTART;  // a Ctrl-C at the prompt does not abort the read
+  sigaction(SIGINT, &sa, nullptr);
+  Session s(**rt, *chain, tmpl->first, tmpl->second, a.n, tty);
+  if (!a.system.empty()) s.set_system(a.system);
+  if (tty)
+    std::cout << "switchyard chat: " << p.model.path.filename().string()
+              << ". Commands: /reset /system TEXT /save FILE /load FILE /params /exit; Ctrl-C stops an answer.\n";
+  while (auto msg = read_message(tty)) {
+    const std::string& m = *msg;
+    if (m.empty()) continue;
+    if (m == "/exit" || m == "/quit") break;
+    if (m == "/reset") {
+      s.reset();
+      std::cout << "[conversation cleared]\n";
+    } else if (m.rfind("/system", 0) == 0) {
+      s.set_system(m.size() > 8 ? m.substr(8) : "");
+      std::cout << "[system prompt set; conversation cleared]\n";
+    } else if (m.rfind("/save ", 0) == 0) {
+      std::cout << (s.save(m.substr(6)) ? "[saved to " + m.substr(6) + "]\n" : "[cannot write " + m.substr(6) + "]\n");
+    } else if (m.rfind("/load ", 0) == 0) {
+      const std::string err = s.load(m.substr(6));
+      std::cout << (err.empty() ? "[loaded " + std::to_string(s.turns()) + " messages]\n" : "[" + err + "]\n");
+    } else if (m == "/params") {
+      std::cout << "[sampling:";
+      for (const auto& c : p.sampling) {
+        std::cout << " " << c.name;
+        for (const auto& [k, v] : c.params.values()) std::cout << " " << k << "=" << param_value_to_string(v);
+        std::cout << ";";
+      }
+      std::cout << " max answer " << a.n << " tokens; context " << p.context.length << "; template " << tmpl->second << "]\n";
+    } else if (m[0] == '/') {
+      std::cout << "[unknown command " << m.substr(0, m.find(' ')) << "; try /reset /system /save /load /params /exit]\n";
+    } else {
+      s.turn(m);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_chat_command(CLI::App& app, Dispatch& d) {
+  auto a = std::make_shared<ChatArgs>();
+  auto* cmd = app.add_subcommand("chat", "Chat with a model interactively (or from piped stdin)");
+  cmd->add_option("-p,--pipeline", a->pipeline, "Pipeline YAML file");
+  cmd->add_option("-m,--model", a->model, "Model file (replaces the pipeline's model.path)");
+  cmd->add_option("--chat-template", a->chat_template, "A .jinja file to use instead of the model's chat template");
+  cmd->add_option("--system", a->system, "System prompt");
+  cmd->add_option("-n,--max-tokens", a->n, "Most tokens per answer")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed for the dist sampler");
+  cmd->add_option("--set", a->sets, "Override a pipeline key (repeatable)");
+  cmd->callback([&d, a] { d.run = [a] { return run_chat(*a); }; });
+}
+
+}  // namespace sy::cli
