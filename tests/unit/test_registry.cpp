@@ -51,7 +51,7 @@ TEST_CASE("a plugin of another ABI major version is refused, naming both version
   const auto* r = refusal_for(reg, "libsytest-abi_major.so");
   REQUIRE(r != nullptr);
   const std::string ours = std::to_string(sy::kAbiMajor) + "." + std::to_string(sy::kAbiMinor);
-  const std::string theirs = std::to_string(sy::kAbiMajor + 1) + ".0";
+  const std::string theirs = std::to_string(sy::kAbiMajor + 1) + "." + std::to_string(sy::kAbiMinor);
   CHECK(r->reason == "plugin 'test-abi' built for plugin ABI " + theirs + ", but this Switchyard provides ABI " + ours +
                          "; rebuild the plugin against the installed SDK");
   CHECK(reg.find(sy::ComponentKind::sampler, "test_future") == nullptr);
