@@ -12,6 +12,7 @@
 
 #include "chat/prompt.hpp"
 #include "cli/commands.hpp"
+#include "cli/pipeline_arg.hpp"
 #include "engine/runtime_setup.hpp"
 #include "engine/sampling.hpp"
 #include "pipeline/validate.hpp"
@@ -209,19 +210,9 @@ std::optional<std::string> read_message(bool tty) {
 }
 
 int run_chat(const ChatArgs& a) {
-  if (a.pipeline.empty() && a.model.empty()) {
-    std::cerr << "switchyard chat: give a pipeline (-p FILE) or a model (-m FILE)\n";
-    return 1;
-  }
-  auto lr = a.pipeline.empty()
-                ? pipeline::load_pipeline_text("model: { path: " + nlohmann::json(std::filesystem::absolute(a.model).string()).dump() +
-                                                   " }\nbackends: [ { plugin: cpu } ]\n",
-                                               "built-in default", a.sets)
-                : pipeline::load_pipeline(a.pipeline, a.sets);
-  for (const auto& d : lr.diagnostics) std::cerr << pipeline::format_diagnostic(d) << "\n";
-  if (!lr.ok()) return 1;
-  pipeline::Pipeline p = lr.pipeline;
-  if (!a.model.empty()) p.model.path = a.model;
+  auto loaded = pipeline_from_args("chat", a.pipeline, a.model, a.sets);
+  if (!loaded) return 1;
+  pipeline::Pipeline& p = *loaded;
   auto rt = engine::bring_up(p);
   if (!rt) {
     std::cerr << "switchyard chat: " << rt.status().message() << "\n";

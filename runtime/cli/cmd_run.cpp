@@ -16,6 +16,7 @@
 
 #include "chat/prompt.hpp"
 #include "cli/commands.hpp"
+#include "cli/pipeline_arg.hpp"
 #include "engine/runtime_setup.hpp"
 #include "engine/sampling.hpp"
 #include "engine/stop.hpp"
@@ -44,11 +45,6 @@ struct RunArgs {
   std::string logits_out;
 };
 
-// The pipeline used with -m alone: the CPU, the default context and the default sampling
-// chain (docs/decisions.md), as `llama-cli -m` would run.
-constexpr const char* kDefaultPipeline = R"(
-backends: [ { plugin: cpu } ]
-)";
 
 std::optional<std::vector<int32_t>> parse_ids(const std::string& s, std::string& err) {
   std::vector<int32_t> out;
@@ -90,19 +86,9 @@ int fail(const std::string& msg) {
 
 int run(const RunArgs& args) {
   RunArgs a = args;
-  if (a.pipeline.empty() && a.model.empty()) return fail("give a pipeline (-p FILE) or a model (-m FILE)");
-  pipeline::LoadResult lr =
-      a.pipeline.empty()
-          ? pipeline::load_pipeline_text(
-                "model: { path: " + nlohmann::json(std::filesystem::absolute(a.model).string()).dump() + " }\n" +
-                    kDefaultPipeline,
-                "built-in default", a.sets)
-          : pipeline::load_pipeline(a.pipeline, a.sets);
-  for (const auto& d : lr.diagnostics) std::cerr << pipeline::format_diagnostic(d) << "\n";
-  if (!lr.ok()) return 1;
-  pipeline::Pipeline p = lr.pipeline;
-  if (!a.model.empty()) p.model.path = a.model;
-  if (p.model.path.empty()) return fail("the pipeline names no model; add model.path or pass -m FILE");
+  auto loaded = pipeline_from_args("run", a.pipeline, a.model, a.sets);
+  if (!loaded) return 1;
+  pipeline::Pipeline& p = *loaded;
 
   std::string err;
   std::vector<int32_t> prompt, force;
