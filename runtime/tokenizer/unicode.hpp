@@ -10,7 +10,13 @@
 namespace sy::tok {
 
 /// Length in bytes of the UTF-8 sequence starting with byte `c` (1 for invalid bytes).
-size_t utf8_len(unsigned char c);
+inline size_t utf8_len(unsigned char c) {
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) return 2;
+  if ((c & 0xF0) == 0xE0) return 3;
+  if ((c & 0xF8) == 0xF0) return 4;
+  return 1;
+}
 /// Appends the UTF-8 encoding of code point `cp`.
 void append_utf8(std::string& out, uint32_t cp);
 /// How many bytes at the end of `s` form an incomplete UTF-8 sequence (0 when complete).

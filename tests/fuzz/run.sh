@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the GGUF fuzz target with clang and runs it for SECONDS (default 60), seeded with
-# the GGUF files of the shared data. Exits non-zero on any crash, leak or UB report.
+# Builds the fuzz targets with clang and runs each for SECONDS (default 60): the GGUF parser
+# seeded with the shared GGUF files, then the chat-template interpreter seeded with the
+# shared templates. Exits non-zero on any crash, leak or UB report.
 # Usage: run.sh SOURCE_DIR BUILD_DIR SHARED_DIR [SECONDS]
 set -euo pipefail
 src="$1"
@@ -28,3 +29,9 @@ find "$shared" -name '*.gguf' -size -2M -exec ln -sf {} "$out/seeds/" \;
 cd "$out"
 ./gguf_fuzz corpus seeds -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 2>&1 | tail -25
+# pipefail: a crash in the fuzzer fails this script even through tail.
+
+mkdir -p "$out/template_corpus" "$out/template_seeds"
+find "$shared" -name '*.jinja' -exec ln -sf {} "$out/template_seeds/" \;
+./template_fuzz template_corpus template_seeds -max_total_time="$seconds" -max_len=32768 -timeout=10 \
+  -rss_limit_mb=2048 -print_final_stats=1 2>&1 | tail -25
