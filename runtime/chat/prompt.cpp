@@ -4,7 +4,6 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "chat/template.hpp"
 
 namespace sy::chat {
 namespace {
@@ -45,10 +44,8 @@ Result<std::pair<std::string, std::string>> find_chat_template(const std::filesy
       "model.chat_template in the pipeline");
 }
 
-Result<std::string> render_chat(const std::string& source, const std::string& name, const std::vector<Message>& messages,
-                                bool add_generation_prompt, const tok::Tokenizer* tokenizer) {
-  auto t = Template::parse(source, name);
-  if (!t) return t.status();
+Result<std::string> render_chat(const Template& tmpl, const std::vector<Message>& messages, bool add_generation_prompt,
+                                const tok::Tokenizer* tokenizer) {
   List msgs;
   for (const auto& m : messages) {
     Dict d;
@@ -65,7 +62,7 @@ Result<std::string> render_chat(const std::string& source, const std::string& na
     if (tokenizer->bos() >= 0) ctx.set("bos_token", Value::str(tokenizer->piece(tokenizer->bos())));
     if (tokenizer->eos() >= 0) ctx.set("eos_token", Value::str(tokenizer->piece(tokenizer->eos())));
   }
-  return t->render(Value::make_dict(std::move(ctx)));
+  return tmpl.render(Value::make_dict(std::move(ctx)));
 }
 
 std::vector<int32_t> tokenize_chat(const tok::Tokenizer& t, const std::string& prompt) {

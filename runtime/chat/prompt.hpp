@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/template.hpp"
 #include "switchyard/metadata.hpp"
 #include "switchyard/status.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -26,9 +27,8 @@ Result<std::pair<std::string, std::string>> find_chat_template(const std::filesy
                                                                const std::filesystem::path& tokenizer_json,
                                                                const Metadata& model_metadata);
 
-/// Renders the conversation with the template.
-Result<std::string> render_chat(const std::string& template_source, const std::string& template_name,
-                                const std::vector<Message>& messages, bool add_generation_prompt,
+/// Renders the conversation with a parsed chat template.
+Result<std::string> render_chat(const Template& tmpl, const std::vector<Message>& messages, bool add_generation_prompt,
                                 const tok::Tokenizer* tokenizer);
 
 /// Tokens of a rendered chat prompt: special tokens parsed, BOS added unless the template

@@ -32,9 +32,8 @@ struct ChatArgs {
 
 class Session {
  public:
-  Session(engine::Runtime& rt, engine::SamplerChain& chain, std::string tmpl, std::string tmpl_name, int64_t max_answer,
-          bool tty)
-      : rt_(rt), chain_(chain), tmpl_(std::move(tmpl)), tmpl_name_(std::move(tmpl_name)), max_answer_(max_answer), tty_(tty) {
+  Session(engine::Runtime& rt, engine::SamplerChain& chain, chat::Template tmpl, int64_t max_answer)
+      : rt_(rt), chain_(chain), tmpl_(std::move(tmpl)), max_answer_(max_answer) {
     for (int32_t id = 0; id < rt_.tokenizer->n_vocab(); ++id) pieces_.push_back(rt_.tokenizer->piece(id));
     drop_cache();  // starts sequence 0
   }
@@ -162,7 +161,7 @@ class Session {
     const int64_t room = std::min<int64_t>(max_answer_, ctx / 4);
     size_t dropped = 0;
     for (;;) {
-      auto text = chat::render_chat(tmpl_, tmpl_name_, conversation(), true, rt_.tokenizer.get());
+      auto text = chat::render_chat(tmpl_, conversation(), true, rt_.tokenizer.get());
       if (!text) {
         std::cerr << "error: chat template: " << text.status().message() << "\n";
         return false;
@@ -183,9 +182,8 @@ class Session {
 
   engine::Runtime& rt_;
   engine::SamplerChain& chain_;
-  std::string tmpl_, tmpl_name_;
+  chat::Template tmpl_;
   int64_t max_answer_;
-  bool tty_;
   std::string system_;
   std::vector<chat::Message> history_;
   std::vector<int32_t> cached_;
@@ -237,7 +235,12 @@ int run_chat(const ChatArgs& a) {
   sa.sa_handler = on_sigint;
   sa.sa_flags = SA_RESTART;  // a Ctrl-C at the prompt does not abort the read
   sigaction(SIGINT, &sa, nullptr);
-  Session s(**rt, *chain, tmpl->first, tmpl->second, a.n, tty);
+  auto parsed = chat::Template::parse(tmpl->first, tmpl->second);
+  if (!parsed) {
+    std::cerr << "switchyard chat: " << parsed.status().message() << "\n";
+    return 1;
+  }
+  Session s(**rt, *chain, std::move(*parsed), a.n);
   if (!a.system.empty()) s.set_system(a.system);
   if (tty)
     std::cout << "switchyard chat: " << p.model.path.filename().string()

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "model/source.hpp"
 #include "registry/registry.hpp"
 #include "switchyard/quant.hpp"
 
@@ -140,25 +141,16 @@ int run_inspect(const Args& a) {
   }
   std::vector<std::string> warnings;
   registry::Registry reg(registry::default_search_path({}, warnings));
-  auto choice = reg.choose_format(a.model);
-  if (!choice) {
-    std::cerr << "switchyard: " << choice.status().message() << "\n";
+  auto opened = model::open_source(reg, a.model);
+  if (!opened) {
+    std::cerr << "switchyard: " << opened.status().message() << "\n";
     return 1;
   }
-  const std::string fmt_name = reg.manifest(*choice->component).name;
-  auto fmt = reg.create_format(fmt_name, {});
-  if (!fmt) {
-    std::cerr << "switchyard: " << fmt.status().message() << "\n";
-    return 1;
-  }
-  auto src = fmt.value()->open(a.model);
-  if (!src) {
-    std::cerr << "switchyard: " << src.status().message() << "\n";
-    return 1;
-  }
-  if (!a.dump.empty()) return dump_tensor(*src.value(), a.dump, a.out);
-  const auto& md = src.value()->metadata();
-  const auto tensors = src.value()->tensors();
+  const ModelSource& src = *opened->source;
+  const std::string& fmt_name = opened->format_name;
+  if (!a.dump.empty()) return dump_tensor(src, a.dump, a.out);
+  const auto& md = src.metadata();
+  const auto tensors = src.tensors();
   const std::string arch = md.get_string("general.architecture").value_or("");
 
   uint64_t params = 0, bytes = 0;

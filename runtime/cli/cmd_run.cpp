@@ -129,7 +129,9 @@ int run(const RunArgs& args) {
       auto tmpl = chat::find_chat_template(a.chat_template, p.model.chat_template, p.model.tokenizer,
                                            (*rt)->model->metadata());
       if (!tmpl) return fail(tmpl.status().message());
-      auto text = chat::render_chat(tmpl->first, tmpl->second, {{"user", a.prompt}}, true, tk);
+      auto parsed = chat::Template::parse(tmpl->first, tmpl->second);
+      if (!parsed) return fail("chat template: " + parsed.status().message());
+      auto text = chat::render_chat(*parsed, {{"user", a.prompt}}, true, tk);
       if (!text) return fail("chat template: " + text.status().message());
       prompt = chat::tokenize_chat(*tk, *text);
     } else {

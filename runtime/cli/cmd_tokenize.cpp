@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "model/source.hpp"
 #include "registry/registry.hpp"
 #include "registry/search_path.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -27,17 +28,11 @@ int fail(const char* cmd, const std::string& msg) {
 Result<std::unique_ptr<tok::Tokenizer>> load(const TokArgs& a) {
   if (!a.tokenizer.empty()) return tok::Tokenizer::from_hf(a.tokenizer);
   if (a.model.empty()) return error::invalid_argument("give a model (-m FILE) or a tokenizer (--tokenizer tokenizer.json)");
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(a.model, ec)) return error::not_found("model file " + a.model + " does not exist");
   std::vector<std::string> warnings;
   registry::Registry reg(registry::default_search_path({}, warnings));
-  auto choice = reg.choose_format(a.model);
-  if (!choice) return choice.status();
-  auto fmt = reg.create_format(reg.manifest(*choice->component).name, {});
-  if (!fmt) return fmt.status();
-  auto src = (*fmt)->open(a.model);
-  if (!src) return src.status();
-  return tok::Tokenizer::from_gguf((*src)->metadata());
+  auto opened = model::open_source(reg, a.model);
+  if (!opened) return opened.status();
+  return tok::Tokenizer::from_gguf(opened->source->metadata());
 }
 
 int run_tokenize(const TokArgs& a) {

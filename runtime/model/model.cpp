@@ -1,27 +1,17 @@
 #include "model/model.hpp"
 
 #include "log/log.hpp"
+#include "model/source.hpp"
 
 namespace sy::model {
 
 Result<std::unique_ptr<Model>> Model::load(registry::Registry& reg, const std::filesystem::path& path,
                                            const std::string& format, Device& device, int device_index) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec) && !std::filesystem::is_directory(path, ec))
-    return error::not_found("model file " + path.string() + " does not exist");
-  std::string name = format;
-  if (name.empty()) {
-    auto choice = reg.choose_format(path);
-    if (!choice) return choice.status();
-    name = reg.manifest(*choice->component).name;
-  }
+  auto opened = open_source(reg, path, format);
+  if (!opened) return opened.status();
   std::unique_ptr<Model> m(new Model());
-  auto fmt = reg.create_format(name, {});
-  if (!fmt) return fmt.status();
-  m->format_ = std::move(*fmt);
-  auto src = m->format_->open(path);
-  if (!src) return src.status();
-  m->source_ = std::move(*src);
+  m->format_ = std::move(opened->format);
+  m->source_ = std::move(opened->source);
   int64_t n_vocab = 0;
   for (const auto& t : m->source_->tensors())
     if (t.name == "token_embd.weight" && t.shape.size() >= 2) n_vocab = static_cast<int64_t>(t.shape[1]);

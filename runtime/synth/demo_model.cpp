@@ -6,28 +6,23 @@
 
 #include "writer.hpp"
 #include "switchyard/quant.hpp"
+#include "switchyard/rng.hpp"
 
 namespace sy::synth {
 namespace {
 
-// SplitMix64 + Box-Muller: the same numbers on every platform.
+// Normal deviates by Box-Muller over SplitMix64: the same numbers on every platform.
 class Rng {
  public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
+  explicit Rng(uint64_t seed) : g_(seed) {}
+  double uniform() { return (static_cast<double>(g_.next() >> 11) + 0.5) * 0x1.0p-53; }  // never 0: log() below
   double normal() {
     const double u = uniform(), v = uniform();
     return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
   }
 
  private:
-  uint64_t s_;
+  SplitMix64 g_;
 };
 
 uint64_t name_hash(const std::string& s) {
