@@ -14,6 +14,7 @@ struct SynthArgs {
   std::string out;
   std::string type = "q8_0";
   uint64_t seed = 42;
+  bool no_tokenizer = false;
 };
 
 int run_synth(const SynthArgs& a) {
@@ -33,6 +34,7 @@ int run_synth(const SynthArgs& a) {
   }
   o.type = *t;
   o.seed = a.seed;
+  o.tokenizer = !a.no_tokenizer;
   if (auto st = synth::write_demo_model(a.out, o); !st) {
     std::cerr << "switchyard synth: " << st.message() << "\n";
     return 1;
@@ -50,6 +52,7 @@ void add_synth_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-o,--out", a->out, "Output GGUF file")->required();
   cmd->add_option("--type", a->type, "Storage type of the matrices (f32, f16, bf16, q8_0, q4_k, ...)")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Random seed")->capture_default_str();
+  cmd->add_flag("--no-tokenizer", a->no_tokenizer, "Leave out the vocabulary and chat template");
   cmd->callback([&d, a] { d.run = [a] { return run_synth(*a); }; });
 }
 

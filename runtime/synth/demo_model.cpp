@@ -1,6 +1,7 @@
 #include "synth/demo_model.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -67,6 +68,57 @@ struct Builder {
   }
 };
 
+// A 512-token SentencePiece vocabulary: <unk> <s> </s>, the byte tokens, then pieces
+// (earlier pieces score higher, so they merge first).
+void add_tokenizer(gguf::Writer& w, uint64_t n_vocab) {
+  const std::string sp = "\xE2\x96\x81";  // ▁, SentencePiece's space
+  std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
+  std::vector<int32_t> types{2, 3, 3};
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    tokens.emplace_back(name);
+    types.push_back(6);
+  }
+  std::vector<std::string> pieces{sp};
+  for (const char* word : {"the", "and", "to", "of", "a", "in", "is", "it", "you", "that", "he", "she", "was", "for", "on",
+                           "with", "as", "I", "they", "be", "at", "one", "have", "this", "from", "but", "what", "we",
+                           "can", "there", "when", "up", "your", "how", "said", "day", "time", "Once", "upon", "little"})
+    pieces.push_back(sp + word);
+  for (char c = 'a'; c <= 'z'; ++c) pieces.push_back(sp + c);
+  for (const char* bigram : {"th", "he", "in", "er", "an", "re", "on", "at", "en", "nd", "es", "or", "te", "ed", "is",
+                             "it", "al", "ar", "st", "to", "nt", "ng", "se", "ha", "ou", "le", "ve", "me", "de", "hi"})
+    pieces.emplace_back(bigram);
+  for (char c = 'a'; c <= 'z'; ++c) pieces.emplace_back(1, c);
+  for (char c = 'A'; c <= 'Z'; ++c) pieces.emplace_back(1, c);
+  for (char c = '0'; c <= '9'; ++c) pieces.emplace_back(1, c);
+  for (const char* p : {".", ",", "!", "?", "'", "\"", ":", ";", "-", "(", ")", "\n"}) pieces.emplace_back(p);
+  for (char a = 'a'; tokens.size() + pieces.size() < n_vocab && a <= 'z'; ++a)  // fill with "▁xy"
+    for (char b = 'a'; tokens.size() + pieces.size() < n_vocab && b <= 'z'; ++b) pieces.push_back(sp + a + b);
+  MetaArray toks{MetaType::string, {}}, scores{MetaType::f32, {}}, kinds{MetaType::i32, {}};
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    toks.items.emplace_back(tokens[i]);
+    scores.items.emplace_back(0.0f);
+    kinds.items.emplace_back(types[i]);
+  }
+  for (size_t i = 0; i < pieces.size() && toks.items.size() < n_vocab; ++i) {
+    toks.items.emplace_back(pieces[i]);
+    scores.items.emplace_back(-static_cast<float>(i));
+    kinds.items.emplace_back(int32_t{1});
+  }
+  w.add("tokenizer.ggml.model", std::string("llama"));
+  w.add("tokenizer.ggml.tokens", std::move(toks));
+  w.add("tokenizer.ggml.scores", std::move(scores));
+  w.add("tokenizer.ggml.token_type", std::move(kinds));
+  w.add("tokenizer.ggml.bos_token_id", uint32_t{1});
+  w.add("tokenizer.ggml.eos_token_id", uint32_t{2});
+  w.add("tokenizer.ggml.unknown_token_id", uint32_t{0});
+  w.add("tokenizer.ggml.add_bos_token", true);
+  w.add("tokenizer.chat_template",
+        std::string("{%- for m in messages %}{{ '<|' + m.role + '|>\n' + m.content + eos_token + '\n' }}{%- endfor %}"
+                    "{%- if add_generation_prompt %}{{ '<|assistant|>\n' }}{%- endif %}"));
+}
+
 }  // namespace
 
 Status write_demo_model(const std::filesystem::path& path, const DemoModelOptions& o) {
@@ -103,6 +155,7 @@ Status write_demo_model(const std::filesystem::path& path, const DemoModelOption
     b.w.add(a + "ssm.time_step_rank", uint32_t{kVHeads});
     b.w.add(a + "ssm.inner_size", uint32_t{kState * kVHeads});
   }
+  if (o.tokenizer) add_tokenizer(b.w, kVocab);
   b.tensor("token_embd.weight", {kEmbd, kVocab}, 'b', 1.0);
   b.tensor("output_norm.weight", {kEmbd}, 'n');
   b.tensor("output.weight", {kEmbd, kVocab}, 'w', 2.0);

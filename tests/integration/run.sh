@@ -58,7 +58,12 @@ if [ -f "$shared/models/stories260K.gguf" ]; then
   check "detokenize refuses an id outside the vocabulary" 1 "token id 600 is outside the vocabulary \(0..511\)" -- \
     "$exe" detokenize -m "$shared/models/stories260K.gguf" --ids 1,600
 fi
-check "--prompt without a tokenizer" 1 "--prompt needs a tokenizer and this model has none" -- "$exe" run -m "$m" --prompt "hi"
+"$exe" synth -o "$tmp/notok.gguf" --no-tokenizer > /dev/null
+check "--prompt without a tokenizer" 1 "--prompt needs a tokenizer and this model has none" -- "$exe" run -m "$tmp/notok.gguf" --prompt "hi"
+check "the demo model has a tokenizer: text in, text out" 0 '"prompt_ids":\[1,.*"text":' -- \
+  "$exe" run -m "$m" --prompt "Once upon a time" -n 8 --seed 1 --json
+check "chat on the demo model with its own template (piped)" 0 "\[sampling:" -- \
+  bash -c "printf 'Hello there\n/params\n' | '$exe' chat -m '$m' -n 8 --seed 1"
 check "tokenize needs a tokenizer source" 1 "give a model \(-m FILE\) or a tokenizer" -- "$exe" tokenize --text hi
 
 if [ -f "$shared/fixtures/stories260K.ref.json" ]; then
