@@ -1,10 +1,12 @@
-// switchyard synth: writes a GGUF with deterministic random weights. Built in for now: the
-// small demo models (`demo` = a scaled-down Qwen3.6-35B-A3B, `demo-llama`), which the demo
-// and the tests use instead of downloaded files.
+// switchyard synth: writes a GGUF with deterministic random weights for a named topology
+// (the real shapes of qwen3.6-35b-a3b, qwen3-30b-a3b, ...; `demo` is the tiny built-in
+// default) or a topology file, so memory plans and speed can be checked before a download.
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "synth/demo_model.hpp"
+#include "synth/synth.hpp"
 
 namespace sy::cli {
 namespace {
@@ -13,33 +15,47 @@ struct SynthArgs {
   std::string topology = "demo";
   std::string out;
   std::string type = "q8_0";
+  std::string tokenizer;
   uint64_t seed = 42;
-  bool no_tokenizer = false;
+  int64_t layers = 0, experts = 0, vocab = 0;
+  int threads = 0;
+  bool no_tokenizer = false, list = false;
 };
 
 int run_synth(const SynthArgs& a) {
-  synth::DemoModelOptions o;
-  if (a.topology == "demo") {
-    o.arch = "qwen35moe";
-  } else if (a.topology == "demo-llama") {
-    o.arch = "llama";
-  } else {
-    std::cerr << "switchyard synth: unknown topology '" << a.topology << "'; built in: demo, demo-llama\n";
+  if (a.list) {
+    for (const auto& n : synth::builtin_topology_names()) std::cout << n << "\n";
+    return 0;
+  }
+  if (a.out.empty()) {
+    std::cerr << "switchyard synth: -o FILE is required (where to write the model)\n";
     return 2;
   }
-  const auto t = storage_type_from_name(a.type);
+  auto t = synth::resolve_topology(a.topology);
   if (!t) {
-    std::cerr << "switchyard synth: --type " << a.type << " is not a storage type (try f32, f16, q8_0, q4_k)\n";
+    std::cerr << "switchyard synth: " << t.status().message() << "\n";
     return 2;
   }
-  o.type = *t;
+  if (auto st = synth::scale_topology(*t, a.layers, a.experts, a.vocab); !st) {
+    std::cerr << "switchyard synth: " << st.message() << "\n";
+    return 2;
+  }
+  synth::SynthOptions o;
+  o.type = a.type;
   o.seed = a.seed;
   o.tokenizer = !a.no_tokenizer;
-  if (auto st = synth::write_demo_model(a.out, o); !st) {
+  o.tokenizer_json = a.tokenizer;
+  o.threads = a.threads;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (auto st = synth::write_synth_model(a.out, *t, o); !st) {
     std::cerr << "switchyard synth: " << st.message() << "\n";
-    return 1;
+    return st.code() == StatusCode::invalid_argument ? 2 : 1;
   }
-  std::cout << "wrote " << a.out << "\n";
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(a.out, ec);
+  std::printf("wrote %s: %s (%s), %lld layers, %.2f GiB in %.1f s\n", a.out.c_str(), t->name.c_str(), a.type.c_str(),
+              static_cast<long long>(t->n_layer), static_cast<double>(bytes) / (1ull << 30), s);
   return 0;
 }
 
@@ -47,12 +63,20 @@ int run_synth(const SynthArgs& a) {
 
 void add_synth_command(CLI::App& app, Dispatch& d) {
   auto a = std::make_shared<SynthArgs>();
-  auto* cmd = app.add_subcommand("synth", "Write a model with deterministic random weights");
-  cmd->add_option("--topology", a->topology, "demo (scaled-down Qwen3.6-35B-A3B) or demo-llama")->capture_default_str();
-  cmd->add_option("-o,--out", a->out, "Output GGUF file")->required();
-  cmd->add_option("--type", a->type, "Storage type of the matrices (f32, f16, bf16, q8_0, q4_k, ...)")->capture_default_str();
+  auto* cmd = app.add_subcommand("synth", "Write a model with deterministic random weights for a topology");
+  cmd->add_option("--topology", a->topology,
+                  "Built-in topology (see --list) or a tensorfs-topology-v2 shapes file")->capture_default_str();
+  cmd->add_option("-o,--out", a->out, "Output GGUF file");
+  cmd->add_option("--type", a->type, "q4_k_m, q5_k_m, or one storage type for every matrix (q8_0, f16, q4_k, ...)")
+      ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--layers", a->layers, "Keep only the first N layers (0: all)");
+  cmd->add_option("--experts", a->experts, "Routed experts per layer (0: the topology's)");
+  cmd->add_option("--vocab", a->vocab, "Vocabulary size (0: the topology's)");
+  cmd->add_option("--tokenizer", a->tokenizer, "Embed this tokenizer.json instead of a synthetic vocabulary");
+  cmd->add_option("--threads", a->threads, "Threads writing tensor data (0: all)");
   cmd->add_flag("--no-tokenizer", a->no_tokenizer, "Leave out the vocabulary and chat template");
+  cmd->add_flag("--list", a->list, "List the built-in topologies");
   cmd->callback([&d, a] { d.run = [a] { return run_synth(*a); }; });
 }
 

@@ -61,6 +61,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const Metadata& md) {
     auto p = PreTokenizer::create(*pats);
     if (!p) return p.status();
     t->pre_ = std::move(*p);
+    t->pre_name_ = pre;
     t->ignore_merges_ = pre == "llama3" || pre == "llama-bpe" || pre == "llama-v3";
   }
   // Control and unknown tokens count only with parse_special; user-defined ones always.
@@ -127,6 +128,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_hf(const std::filesystem::pat
     auto p = PreTokenizer::create(patterns);
     if (!p) return Status(p.status().code(), path.string() + ": " + p.status().message());
     t->pre_ = std::move(*p);
+    t->pre_name_ = PreTokenizer::name_for(patterns);
   } catch (const std::exception& e) {
     return error::corrupt(path.string() + " is not a tokenizer.json this build understands: " + e.what());
   }

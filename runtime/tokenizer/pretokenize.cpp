@@ -108,6 +108,12 @@ Result<std::vector<std::string>> PreTokenizer::patterns_for(std::string_view pre
                             names + ")");
 }
 
+std::string PreTokenizer::name_for(const std::vector<std::string>& patterns) {
+  for (const auto& [k, v] : table())
+    if (v == patterns && k != "default") return std::string(k);
+  return {};
+}
+
 Result<PreTokenizer> PreTokenizer::create(const std::vector<std::string>& patterns) {
   PreTokenizer p;
   for (const auto& pat : patterns) {

@@ -20,6 +20,8 @@ class PreTokenizer {
   /// The expressions llama.cpp uses for a GGUF `tokenizer.ggml.pre` value; an unknown
   /// name is an error listing the known ones.
   static Result<std::vector<std::string>> patterns_for(std::string_view pre);
+  /// The `tokenizer.ggml.pre` name whose expressions are exactly `patterns` ("" if none).
+  static std::string name_for(const std::vector<std::string>& patterns);
 
   PreTokenizer();
   ~PreTokenizer();

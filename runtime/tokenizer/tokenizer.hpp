@@ -39,6 +39,11 @@ class Tokenizer {
   /// The bytes of one token.
   [[nodiscard]] std::string piece(int32_t id) const;
 
+  /// The tokenizer as GGUF tokenizer.ggml.* keys (how `synth --tokenizer` embeds a
+  /// tokenizer.json). A BPE whose pre-tokenizer matches no known tokenizer.ggml.pre name
+  /// is an error: GGUF can only name it.
+  [[nodiscard]] Result<std::vector<std::pair<std::string, MetaValue>>> gguf_metadata() const;
+
   [[nodiscard]] Kind kind() const { return kind_; }
   [[nodiscard]] int32_t n_vocab() const { return static_cast<int32_t>(tokens_.size()); }
   [[nodiscard]] int32_t bos() const { return bos_; }
@@ -75,6 +80,7 @@ class Tokenizer {
   std::vector<Added> added_;
   std::vector<bool> verbatim_;  ///< decoded as their text (added/control tokens)
   PreTokenizer pre_;
+  std::string pre_name_;  ///< tokenizer.ggml.pre; empty when a tokenizer.json's regexes match none
   bool nfc_ = false, add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, ignore_merges_ = false;
   int32_t bos_ = -1, eos_ = -1, unk_ = -1;
   std::vector<int32_t> eog_;

@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 m="$tmp/demo.gguf"
 check "synth writes the demo model" 0 "wrote" -- "$exe" synth -o "$m"
-check "synth refuses an unknown topology" 2 "unknown topology 'gpt5'; built in: demo, demo-llama" -- "$exe" synth --topology gpt5 -o "$tmp/x.gguf"
+check "synth refuses an unknown topology" 2 "unknown topology 'gpt5'; built in: qwen3.6-35b-a3b" -- "$exe" synth --topology gpt5 -o "$tmp/x.gguf"
 check "inspect shows the demo model's shape" 0 "qwen35moe" -- "$exe" inspect "$m"
 check "run --json" 0 '"prompt_ids":\[1,2,3\].*"ids":\[[0-9]+(,[0-9]+){7}\].*"tokens_per_s"' -- \
   "$exe" run -m "$m" --prompt-ids 1,2,3 -n 8 --json

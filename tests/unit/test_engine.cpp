@@ -9,7 +9,7 @@
 #include "graph/arena.hpp"
 #include "graph/scheduler.hpp"
 #include "support.hpp"
-#include "synth/demo_model.hpp"
+#include "synth/synth.hpp"
 #include "writer.hpp"
 
 using namespace sy;
@@ -19,11 +19,7 @@ namespace {
 
 fs::path demo_model(const test::TempDir& dir, const std::string& arch = "qwen35moe") {
   const fs::path p = dir / (arch + ".gguf");
-  if (!fs::exists(p)) {
-    synth::DemoModelOptions o;
-    o.arch = arch;
-    REQUIRE(synth::write_demo_model(p, o).is_ok());
-  }
+  if (!fs::exists(p)) REQUIRE(synth::write_demo_model(p, arch == "llama" ? "demo-llama" : "demo").is_ok());
   return p;
 }
 
