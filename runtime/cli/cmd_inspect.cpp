@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "model/source.hpp"
 #include "registry/registry.hpp"
+#include "util/bytes.hpp"
 #include "switchyard/quant.hpp"
 
 namespace sy::cli {
@@ -49,18 +50,7 @@ std::string short_text(const MetaValue& v) {
   return to_json(v).dump();
 }
 
-std::string human_bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", v, units[u]);
-  return buf;
-}
+using util::human_bytes;
 
 std::string human_count(uint64_t n) {
   char buf[32];

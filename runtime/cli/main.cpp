@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   sy::cli::add_inspect_command(app, dispatch);
   sy::cli::add_run_command(app, dispatch);
   sy::cli::add_synth_command(app, dispatch);
+  sy::cli::add_plan_command(app, dispatch);
   sy::cli::add_tokenize_commands(app, dispatch);
   sy::cli::add_template_command(app, dispatch);
   sy::cli::add_chat_command(app, dispatch);

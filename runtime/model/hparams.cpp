@@ -66,4 +66,12 @@ Result<HParams> read_hparams(const Metadata& md, int64_t n_vocab) {
   return h;
 }
 
+Result<HParams> read_hparams(const Metadata& md, std::span<const TensorDesc> tensors) {
+  int64_t n_vocab = 0;
+  for (const auto& t : tensors)
+    if (t.name == "token_embd.weight" && t.shape.size() >= 2) n_vocab = t.shape[1];
+  if (n_vocab == 0) return error::invalid_argument("the model has no token_embd.weight tensor");
+  return read_hparams(md, n_vocab);
+}
+
 }  // namespace sy::model

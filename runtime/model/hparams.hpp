@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "switchyard/metadata.hpp"
 #include "switchyard/status.hpp"
+#include "switchyard/tensor.hpp"
 
 namespace sy::model {
 
@@ -48,5 +50,8 @@ struct HParams {
 
 /// Reads the hyper-parameters; `n_vocab` comes from the token table's row count.
 Result<HParams> read_hparams(const Metadata& md, int64_t n_vocab);
+
+/// The hyper-parameters of a model with these tensors (n_vocab from token_embd.weight).
+Result<HParams> read_hparams(const Metadata& md, std::span<const TensorDesc> tensors);
 
 }  // namespace sy::model

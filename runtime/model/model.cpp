@@ -12,11 +12,7 @@ Result<std::unique_ptr<Model>> Model::load(registry::Registry& reg, const std::f
   std::unique_ptr<Model> m(new Model());
   m->format_ = std::move(opened->format);
   m->source_ = std::move(opened->source);
-  int64_t n_vocab = 0;
-  for (const auto& t : m->source_->tensors())
-    if (t.name == "token_embd.weight" && t.shape.size() >= 2) n_vocab = static_cast<int64_t>(t.shape[1]);
-  if (n_vocab == 0) return error::invalid_argument(path.string() + ": the model has no token_embd.weight tensor");
-  auto hp = read_hparams(m->source_->metadata(), n_vocab);
+  auto hp = read_hparams(m->source_->metadata(), m->source_->tensors());
   if (!hp) return error::invalid_argument(path.string() + ": " + hp.status().message());
   m->hp_ = std::move(*hp);
   auto w = Weights::load(*m->source_, device, device_index);

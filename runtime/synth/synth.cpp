@@ -1,6 +1,7 @@
 #include "synth/synth.hpp"
 
 #include "writer.hpp"
+#include "model/hparams.hpp"
 #include "synth/layout.hpp"
 #include "synth/mix.hpp"
 #include "synth/random_fill.hpp"
@@ -37,6 +38,21 @@ Status write_synth_model(const std::filesystem::path& path, const Topology& t, c
     });
   }
   return w.write(path);
+}
+
+Result<planner::ModelDesc> describe(const Topology& t, const std::string& type) {
+  auto mix = parse_type_mix(type);
+  if (!mix) return mix.status();
+  Layout layout = model_layout(t);
+  Metadata md;
+  for (auto& [k, v] : layout.metadata) md.set(k, std::move(v));
+  planner::ModelDesc m;
+  m.name = t.name + " (" + mix->name + ")";
+  m.tensors = assign_types(*mix, layout.tensors);
+  auto hp = model::read_hparams(md, m.tensors);
+  if (!hp) return hp.status();
+  m.hp = std::move(*hp);
+  return m;
 }
 
 Status write_demo_model(const std::filesystem::path& path, const std::string& topology, const std::string& type,

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "planner/model_desc.hpp"
 #include "switchyard/status.hpp"
 #include "synth/topology.hpp"
 
@@ -21,6 +22,10 @@ struct SynthOptions {
 
 /// Writes `t` to `path` (atomically: a failed write leaves no file and an existing one intact).
 Status write_synth_model(const std::filesystem::path& path, const Topology& t, const SynthOptions& o);
+
+/// What write_synth_model would write, for the planner: hyper-parameters read back from
+/// the same metadata, every tensor with its type and size. Nothing is written.
+Result<planner::ModelDesc> describe(const Topology& t, const std::string& type);
 
 /// The built-in default model for the demo and for tests: topology "demo" (a scaled-down
 /// Qwen3.6 hybrid) or "demo-llama", in `type`.

@@ -109,8 +109,14 @@ Result<std::vector<std::string>> PreTokenizer::patterns_for(std::string_view pre
 }
 
 std::string PreTokenizer::name_for(const std::vector<std::string>& patterns) {
+  // llama.cpp's tables spell the case-insensitive contractions of Hugging Face's
+  // regexes out letter by letter; compare in that spelling.
+  std::vector<std::string> spelled = patterns;
+  const std::string hf = "(?i:'s|'t|'re|'ve|'m|'ll|'d)", ours = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
+  for (auto& p : spelled)
+    if (const size_t at = p.find(hf); at != std::string::npos) p.replace(at, hf.size(), ours);
   for (const auto& [k, v] : table())
-    if (v == patterns && k != "default") return std::string(k);
+    if (v == spelled && k != "default") return std::string(k);
   return {};
 }
 

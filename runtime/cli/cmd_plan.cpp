@@ -1,0 +1,351 @@
+// switchyard plan: will this model fit, where does each part go, and how fast can it
+// decode? Computed from the model file's header or a topology, before any download.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "pipeline/validate.hpp"
+#include "placement/placement.hpp"
+#include "planner/describe.hpp"
+#include "synth/synth.hpp"
+#include "util/bytes.hpp"
+
+namespace sy::cli {
+namespace {
+
+using util::human_bytes;
+
+struct PlanArgs {
+  std::string model, topology, type = "q4_k_m";
+  int64_t layers = 0, experts = 0, vocab = 0;
+  std::string vram, ram, kv = "f16", gpu_layers = "auto", cpu_moe = "auto";
+  std::string headroom = "10%", min_headroom = "1GiB", cpu_bw, gpu_bw;
+  int64_t ctx = 4096, parallel = 1, ubatch = 512;
+  std::vector<std::string> overrides;
+  bool json = false, explain = false;
+};
+
+int fail(const std::string& msg, int code = 2) {
+  std::cerr << "switchyard plan: " << msg << "\n";
+  return code;
+}
+
+uint64_t host_ram() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  while (in >> key >> kib)
+    if (key == "MemTotal:") return kib * 1024;
+  return 0;
+}
+
+// "900GB/s", "900" (GB/s) -> bytes/s
+std::optional<double> parse_bandwidth(std::string s) {
+  if (s.size() > 2 && s.substr(s.size() - 2) == "/s") s.resize(s.size() - 2);
+  if (!s.empty() && std::isdigit(static_cast<unsigned char>(s.back()))) s += "GB";
+  const auto b = pipeline::parse_size(s);
+  return b ? std::optional<double>(static_cast<double>(*b)) : std::nullopt;
+}
+
+std::optional<pipeline::MemoryAmount> parse_amount(const std::string& s) {
+  if (!s.empty() && s.back() == '%') {
+    try {
+      const double v = std::stod(s.substr(0, s.size() - 1));
+      if (v >= 0 && v < 100) return pipeline::MemoryAmount{v / 100, 0};
+    } catch (...) {
+    }
+    return std::nullopt;
+  }
+  const auto b = pipeline::parse_size(s);
+  return b ? std::optional<pipeline::MemoryAmount>(pipeline::MemoryAmount{0, *b}) : std::nullopt;
+}
+
+std::optional<pipeline::LayerCount> parse_layers(const std::string& s, bool& automatic) {
+  using Mode = pipeline::LayerCount::Mode;
+  automatic = s == "auto";
+  if (automatic) return pipeline::LayerCount{Mode::automatic, 0};
+  if (s == "all") return pipeline::LayerCount{Mode::all, 0};
+  try {
+    size_t used = 0;
+    const long long n = std::stoll(s, &used);
+    if (used == s.size() && n >= 0) return pipeline::LayerCount{Mode::count, n};
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
+std::string gib(uint64_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1ull << 30));
+  return buf;
+}
+
+// The longest context per sequence (a multiple of the KV block) that still fits.
+int64_t max_context(const planner::ModelDesc& m, const placement::Placed& p, const std::vector<planner::DeviceSpec>& devs,
+                    const pipeline::PlacementConfig& cfg, planner::Request r) {
+  auto ok = [&](int64_t ctx) {
+    r.ctx = ctx;
+    return placement::fits(planner::account(m, p.assignment, devs, r), devs, cfg);
+  };
+  int64_t lo = 0, hi = std::max<int64_t>(m.hp.n_ctx_train, planner::kKvBlock) / planner::kKvBlock;
+  if (!ok(planner::kKvBlock)) return 0;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (ok(mid * planner::kKvBlock)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo * planner::kKvBlock;
+}
+
+int run_plan(const PlanArgs& a) {
+  if (a.model.empty() == a.topology.empty()) return fail("give a model file (-m FILE) or a topology (--topology NAME)");
+  // The model: a file's header, or what synth would write.
+  planner::ModelDesc m;
+  if (!a.model.empty()) {
+    std::vector<std::string> warnings;
+    registry::Registry reg(registry::default_search_path({}, warnings));
+    auto d = planner::describe_file(reg, a.model);
+    if (!d) return fail(d.status().message(), 1);
+    m = std::move(*d);
+  } else {
+    auto t = synth::resolve_topology(a.topology);
+    if (!t) return fail(t.status().message());
+    if (auto st = synth::scale_topology(*t, a.layers, a.experts, a.vocab); !st) return fail(st.message());
+    auto d = synth::describe(*t, a.type);
+    if (!d) return fail(d.status().message());
+    m = std::move(*d);
+  }
+
+  // The request.
+  planner::Request r;
+  r.ctx = a.ctx, r.parallel = a.parallel, r.ubatch = a.ubatch;
+  if (a.ctx < 1 || a.parallel < 1 || a.ubatch < 1) return fail("--ctx, --parallel and --ubatch must be at least 1");
+  const auto kv = storage_type_from_name(a.kv);
+  if (!kv || (*kv != StorageType::F32 && *kv != StorageType::F16 && *kv != StorageType::BF16 && *kv != StorageType::Q8_0 &&
+              *kv != StorageType::Q4_0))
+    return fail("--kv must be f32, f16, bf16, q8_0 or q4_0, not '" + a.kv + "'");
+  r.kv_type = *kv;
+  if (storage_type_info(*kv).block_size > 1 && (m.hp.head_dim_k % 32 || m.hp.head_dim_v % 32))
+    return fail("--kv " + a.kv + " needs a head size divisible by 32 and this model's is " + std::to_string(m.hp.head_dim_k) +
+                "; use --kv f16");
+
+  // The devices.
+  std::vector<planner::DeviceSpec> devs;
+  std::optional<double> gpu_bw;
+  if (!a.gpu_bw.empty() && !(gpu_bw = parse_bandwidth(a.gpu_bw))) return fail("--gpu-bandwidth '" + a.gpu_bw + "' is not like 900GB/s");
+  if (!a.vram.empty() && a.vram != "0") {
+    std::stringstream ss(a.vram);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      const auto b = pipeline::parse_size(item);
+      if (!b || *b == 0) return fail("--vram '" + item + "' is not a size like 24GiB");
+      devs.push_back({"gpu" + std::to_string(devs.size()), true, *b, gpu_bw.value_or(900e9), gpu_bw ? "given" : "assumed"});
+    }
+  }
+  planner::DeviceSpec cpu{"cpu", false, 0, 0, ""};
+  if (!a.ram.empty()) {
+    const auto b = pipeline::parse_size(a.ram);
+    if (!b || *b == 0) return fail("--ram '" + a.ram + "' is not a size like 64GiB");
+    cpu.budget = *b;
+  } else {
+    cpu.budget = host_ram();
+  }
+  if (!a.cpu_bw.empty()) {
+    const auto bw = parse_bandwidth(a.cpu_bw);
+    if (!bw) return fail("--cpu-bandwidth '" + a.cpu_bw + "' is not like 60GB/s");
+    cpu.bandwidth = *bw, cpu.bandwidth_source = "given";
+  } else {
+    cpu.bandwidth = planner::measure_ram_bandwidth(), cpu.bandwidth_source = "measured";
+  }
+  devs.push_back(cpu);
+
+  // The placement rules.
+  pipeline::PlacementConfig cfg;
+  bool ngl_auto = false, moe_auto = false;
+  auto ngl = parse_layers(a.gpu_layers, ngl_auto);
+  if (!ngl) return fail("--gpu-layers must be a number, all or auto, not '" + a.gpu_layers + "'");
+  auto moe = parse_layers(a.cpu_moe, moe_auto);
+  if (!moe) return fail("--cpu-moe must be a number, all or auto, not '" + a.cpu_moe + "'");
+  cfg.gpu_layers = *ngl;
+  cfg.cpu_moe = moe_auto ? pipeline::LayerCount{pipeline::LayerCount::Mode::count, 0} : *moe;
+  const auto hr = parse_amount(a.headroom), mhr = parse_amount(a.min_headroom);
+  if (!hr || !mhr) return fail("--headroom and --min-headroom take a percentage (10%) or a size (1GiB)");
+  cfg.headroom = *hr, cfg.min_headroom = *mhr;
+  for (const auto& o : a.overrides) {
+    const size_t eq = o.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == o.size())
+      return fail("--override must be REGEX=DEVICE (e.g. 'blk\\.1[0-9]\\.ffn_.*_exps=cpu'), got '" + o + "'");
+    std::string dev = o.substr(eq + 1);
+    for (const char* kind : {"cuda", "vulkan"})  // plan's GPUs are gpuN whatever the backend
+      if (dev.rfind(kind, 0) == 0) dev = "gpu" + dev.substr(std::string(kind).size());
+    cfg.overrides.push_back({o.substr(0, eq), dev, {}});
+  }
+
+  auto f = placement::fit(m, devs, cfg, moe_auto, r);
+  if (!f) return fail(f.status().message());
+  const auto& placed = f->placed;
+  const int64_t max_ctx = max_context(m, placed, devs, cfg, r);
+  const uint64_t kv_tok = planner::kv_bytes_per_token(m.hp, r.kv_type);
+  const uint64_t kv_total = kv_tok * static_cast<uint64_t>((r.ctx + planner::kKvBlock - 1) / planner::kKvBlock *
+                                                           planner::kKvBlock * r.parallel);
+  const uint64_t state = planner::recurrent_bytes_per_sequence(m.hp);
+  uint64_t weights = 0;
+  for (const auto& t : m.tensors) weights += t.bytes;
+  const double tps0 = planner::decode_ceiling(m, placed.assignment, devs, r, 0, 1);
+  const double tps_ctx = planner::decode_ceiling(m, placed.assignment, devs, r, r.ctx, 1);
+  const double tps_par = planner::decode_ceiling(m, placed.assignment, devs, r, r.ctx, r.parallel);
+
+  std::vector<std::string> warnings;
+  if (r.ctx > m.hp.n_ctx_train)
+    warnings.push_back("--ctx " + std::to_string(r.ctx) + " is beyond the context the model was trained for (" +
+                       std::to_string(m.hp.n_ctx_train) + ")");
+  if (kv_total >= (1ull << 30) || !f->fits)
+    warnings.push_back(std::to_string(r.ctx) + " x " + std::to_string(r.parallel) + " sequences need " + gib(kv_total) +
+                       " of KV cache (" + a.kv + ")" + (max_ctx < r.ctx ? "; at most " + std::to_string(max_ctx) + " fits" : ""));
+  if (!f->fits)
+    for (size_t d = 0; d < devs.size(); ++d)
+      if (f->usage[d].total() > placement::usable_bytes(cfg, devs[d].budget))
+        warnings.push_back("does not fit: " + devs[d].name + " needs " + gib(f->usage[d].total()) + " but has " +
+                           gib(placement::usable_bytes(cfg, devs[d].budget)) + " usable (" + gib(devs[d].budget) +
+                           " less headroom)");
+
+  // Why each group of tensors went where: consecutive runs of the same device and rule.
+  struct Group {
+    std::string device, reason;
+    size_t tensors = 0;
+    uint64_t bytes = 0;
+  };
+  std::vector<Group> groups;
+  for (size_t i = 0; i < m.tensors.size(); ++i) {
+    const auto& dev = devs[static_cast<size_t>(placed.assignment.tensor_device[i])].name;
+    const auto& why = placed.reason[i];
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.device == dev && g.reason == why; });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{dev, why, 0, 0});
+    ++it->tensors, it->bytes += m.tensors[i].bytes;
+  }
+
+  const auto& hp = m.hp;
+  if (a.json) {
+    nlohmann::json j;
+    j["model"] = m.name;
+    j["arch"] = hp.arch;
+    j["layers"] = hp.n_layer;
+    j["full_attention_layers"] = hp.n_full_attention_layers();
+    j["ctx"] = r.ctx, j["parallel"] = r.parallel, j["kv_type"] = a.kv, j["ubatch"] = r.ubatch;
+    j["kv_bytes_per_token"] = kv_tok;
+    j["kv_bytes"] = kv_total;
+    j["recurrent_state_bytes_per_sequence"] = state;
+    j["gpu_layers"] = placed.choice.gpu_layers;
+    j["cpu_moe"] = placed.choice.cpu_moe;
+    j["gpu_layers_auto"] = f->automatic_gpu_layers;
+    j["cpu_moe_auto"] = f->automatic_cpu_moe;
+    j["max_context"] = max_ctx;
+    j["fits"] = f->fits;
+    j["weights_bytes"]["total"] = weights;
+    for (size_t d = 0; d < devs.size(); ++d) {
+      const auto& u = f->usage[d];
+      j["weights_bytes"]["per_device"][devs[d].name] = u.weights;
+      j["devices"].push_back({{"name", devs[d].name},
+                              {"kind", devs[d].gpu ? "gpu" : "cpu"},
+                              {"budget", devs[d].budget},
+                              {"usable", placement::usable_bytes(cfg, devs[d].budget)},
+                              {"weights", u.weights},
+                              {"expert_weights", u.expert_weights},
+                              {"kv", u.kv},
+                              {"recurrent", u.recurrent},
+                              {"compute", u.compute},
+                              {"overhead", u.overhead},
+                              {"total", u.total()},
+                              {"bandwidth", devs[d].bandwidth},
+                              {"bandwidth_source", devs[d].bandwidth_source}});
+    }
+    j["decode_tokens_per_s"] = {{"empty_context", tps0}, {"full_context", tps_ctx}, {"parallel_aggregate", tps_par}};
+    j["warnings"] = warnings;
+    if (a.explain)
+      for (const auto& g : groups)
+        j["explain"].push_back({{"device", g.device}, {"reason", g.reason}, {"tensors", g.tensors}, {"bytes", g.bytes}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+
+  std::printf("model      %s: %s, %lld layers", m.name.c_str(), hp.arch.c_str(), static_cast<long long>(hp.n_layer));
+  if (hp.full_attn_interval > 0)
+    std::printf(" (%lld full attention, %lld linear)", static_cast<long long>(hp.n_full_attention_layers()),
+                static_cast<long long>(hp.n_linear_layers()));
+  if (hp.n_expert) std::printf(", %lld experts (%lld used)", static_cast<long long>(hp.n_expert), static_cast<long long>(hp.n_expert_used));
+  std::printf(", %s of weights\n", gib(weights).c_str());
+  std::printf("request    context %lld x %lld sequences, KV %s, ubatch %lld\n", static_cast<long long>(r.ctx),
+              static_cast<long long>(r.parallel), a.kv.c_str(), static_cast<long long>(r.ubatch));
+  std::printf("placement  gpu_layers %lld%s, cpu_moe %lld%s\n\n", static_cast<long long>(placed.choice.gpu_layers),
+              f->automatic_gpu_layers ? " (auto)" : "", static_cast<long long>(placed.choice.cpu_moe),
+              f->automatic_cpu_moe ? " (auto)" : "");
+  std::printf("%-26s", "component");
+  for (const auto& d : devs) std::printf("%16s", d.name.c_str());
+  std::printf("\n");
+  auto row = [&](const char* label, auto get) {
+    std::printf("%-26s", label);
+    for (size_t d = 0; d < devs.size(); ++d) std::printf("%16s", human_bytes(get(d)).c_str());
+    std::printf("\n");
+  };
+  row("routed experts", [&](size_t d) { return f->usage[d].expert_weights; });
+  row("other weights", [&](size_t d) { return f->usage[d].weights - f->usage[d].expert_weights; });
+  row("KV cache", [&](size_t d) { return f->usage[d].kv; });
+  row("recurrent state", [&](size_t d) { return f->usage[d].recurrent; });
+  row("compute buffers", [&](size_t d) { return f->usage[d].compute; });
+  row("runtime overhead", [&](size_t d) { return f->usage[d].overhead; });
+  row("total", [&](size_t d) { return f->usage[d].total(); });
+  row("usable (budget-headroom)", [&](size_t d) { return placement::usable_bytes(cfg, devs[d].budget); });
+  std::printf("\nKV cache          %llu bytes per token and sequence; %s for %lld x %lld\n",
+              static_cast<unsigned long long>(kv_tok), human_bytes(kv_total).c_str(), static_cast<long long>(r.ctx),
+              static_cast<long long>(r.parallel));
+  if (state) std::printf("recurrent state   %s per sequence\n", human_bytes(state).c_str());
+  std::printf("longest context   %lld per sequence (x%lld) with this placement\n", static_cast<long long>(max_ctx),
+              static_cast<long long>(r.parallel));
+  std::printf("decode ceiling    %.1f tokens/s at position 0, %.1f at %lld", tps0, tps_ctx, static_cast<long long>(r.ctx));
+  if (r.parallel > 1) std::printf(", %.1f aggregate over %lld sequences", tps_par, static_cast<long long>(r.parallel));
+  std::printf("\n                  (bandwidth:");
+  for (const auto& d : devs) std::printf(" %s %.1f GB/s %s;", d.name.c_str(), d.bandwidth / 1e9, d.bandwidth_source.c_str());
+  std::printf(")\n");
+  for (const auto& w : warnings) std::printf("warning: %s\n", w.c_str());
+  if (a.explain) {
+    std::printf("\nwhy each group of tensors went where:\n");
+    for (const auto& g : groups)
+      std::printf("  %-6s %4zu tensors %12s  %s\n", g.device.c_str(), g.tensors, human_bytes(g.bytes).c_str(), g.reason.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, Dispatch& d) {
+  auto a = std::make_shared<PlanArgs>();
+  auto* cmd = app.add_subcommand("plan", "Plan memory per device, the placement and the speed ceiling for a model");
+  cmd->add_option("-m,--model", a->model, "Model file (only its header is read)");
+  cmd->add_option("--topology", a->topology, "Built-in topology or topology file instead of a model file");
+  cmd->add_option("--type", a->type, "Type mix for --topology (q4_k_m, q8_0, f16, ...)")->capture_default_str();
+  cmd->add_option("--layers", a->layers, "Scale the topology: layers");
+  cmd->add_option("--experts", a->experts, "Scale the topology: routed experts");
+  cmd->add_option("--vocab", a->vocab, "Scale the topology: vocabulary");
+  cmd->add_option("--vram", a->vram, "GPU memory, one size per GPU (24GiB or 24GiB,16GiB); none: CPU only");
+  cmd->add_option("--ram", a->ram, "Host memory budget (default: this machine's RAM)");
+  cmd->add_option("--ctx", a->ctx, "Context length per sequence")->capture_default_str();
+  cmd->add_option("--parallel", a->parallel, "Sequences decoded at once")->capture_default_str();
+  cmd->add_option("--kv", a->kv, "KV cache type: f16, q8_0, q4_0, bf16, f32")->capture_default_str();
+  cmd->add_option("--ubatch", a->ubatch, "Tokens per compute pass")->capture_default_str();
+  cmd->add_option("--gpu-layers", a->gpu_layers, "N, all or auto")->capture_default_str();
+  cmd->add_option("--cpu-moe", a->cpu_moe, "Routed experts of the first N layers in RAM: N, all or auto")->capture_default_str();
+  cmd->add_option("--override", a->overrides, "REGEX=DEVICE (repeatable; first match wins; devices gpu0.. and cpu)");
+  cmd->add_option("--headroom", a->headroom, "Memory kept free per device")->capture_default_str();
+  cmd->add_option("--min-headroom", a->min_headroom, "The least headroom")->capture_default_str();
+  cmd->add_option("--cpu-bandwidth", a->cpu_bw, "Host memory bandwidth (default: measured now)");
+  cmd->add_option("--gpu-bandwidth", a->gpu_bw, "GPU memory bandwidth (default: 900GB/s, assumed)");
+  cmd->add_flag("--explain", a->explain, "Say why each group of tensors went where");
+  cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->callback([&d, a] { d.run = [a] { return run_plan(*a); }; });
+}
+
+}  // namespace sy::cli

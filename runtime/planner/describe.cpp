@@ -1,0 +1,20 @@
+#include "planner/describe.hpp"
+
+#include "model/source.hpp"
+
+namespace sy::planner {
+
+Result<ModelDesc> describe_file(registry::Registry& reg, const std::filesystem::path& path, const std::string& format) {
+  auto opened = model::open_source(reg, path, format);
+  if (!opened) return opened.status();
+  const auto& src = *opened->source;
+  auto hp = model::read_hparams(src.metadata(), src.tensors());
+  if (!hp) return error::invalid_argument(path.string() + ": " + hp.status().message());
+  ModelDesc m;
+  m.name = path.filename().string();
+  m.hp = std::move(*hp);
+  m.tensors.assign(src.tensors().begin(), src.tensors().end());
+  return m;
+}
+
+}  // namespace sy::planner
