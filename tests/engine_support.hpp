@@ -20,6 +20,7 @@ struct EngineOptions {
   int64_t ctx = 256;
   int64_t parallel = 1;
   int64_t ubatch = 512;
+  bool routing_stats = false;
 };
 
 /// The runtime for `model` with the build tree's plugins; throws with the reason on failure.
@@ -32,7 +33,7 @@ inline std::unique_ptr<engine::Runtime> bring_up_model(const std::filesystem::pa
   auto lr = pipeline::load_pipeline_text(yaml, "test pipeline", {}, &dirs);
   if (!lr.ok()) throw std::runtime_error(pipeline::format_diagnostic(lr.diagnostics.front()));
   const std::vector<registry::SearchDir> search{{SY_BUILD_PLUGIN_DIR, "build tree"}};
-  auto rt = engine::bring_up(lr.pipeline, &search);
+  auto rt = engine::bring_up(lr.pipeline, &search, o.routing_stats);
   if (!rt) throw std::runtime_error(rt.status().message());
   return std::move(*rt);
 }

@@ -17,6 +17,7 @@
 #include "chat/prompt.hpp"
 #include "cli/commands.hpp"
 #include "cli/pipeline_arg.hpp"
+#include "engine/routing_stats.hpp"
 #include "engine/runtime_setup.hpp"
 #include "engine/sampling.hpp"
 #include "engine/stop.hpp"
@@ -43,8 +44,21 @@ struct RunArgs {
   std::string prompt_file;
   std::string chat_template;
   std::string logits_out;
+  bool routing_stats = false;
 };
 
+nlohmann::ordered_json routing_json(const engine::RoutingSummary& r) {
+  nlohmann::ordered_json j;
+  j["moe_layers"] = r.layers.size();
+  j["experts"] = r.experts;
+  j["picks_per_layer"] = r.picks_per_layer;
+  j["fewest_experts_chosen"] = r.fewest_experts_chosen;
+  j["worst_max_over_mean"] = r.worst_max_over_mean;
+  j["worst_layer"] = r.worst_layer;
+  for (const auto& l : r.layers)
+    j["per_layer"].push_back({{"experts_chosen", l.experts_chosen}, {"min", l.min}, {"max", l.max}, {"max_over_mean", l.max_over_mean}});
+  return j;
+}
 
 std::optional<std::vector<int32_t>> parse_ids(const std::string& s, std::string& err) {
   std::vector<int32_t> out;
@@ -118,7 +132,7 @@ int run(const RunArgs& args) {
   if (static_cast<int64_t>(force.size()) < n && !force.empty())
     return fail("--force-ids has " + std::to_string(force.size()) + " ids but -n asks for " + std::to_string(n));
 
-  auto rt = engine::bring_up(p);
+  auto rt = engine::bring_up(p, nullptr, a.routing_stats);
   if (!rt) return fail(rt.status().message());
   auto& eng = *(*rt)->engine;
   const tok::Tokenizer* tk = (*rt)->tokenizer.get();
@@ -227,6 +241,7 @@ int run(const RunArgs& args) {
                   {"converted_weights", (*rt)->model->weights().converted()},
                   {"transfers", st.transfers},
                   {"arena_bytes", st.arena_bytes}};
+    if (a.routing_stats) j["routing"] = routing_json(engine::summarize_routing(eng.routing_counts()));
     std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cerr << "prompt: " << prompt.size() << " tokens in " << prompt_ms << " ms ("
@@ -235,6 +250,12 @@ int run(const RunArgs& args) {
               << (gen_ms > 0 ? 1000.0 * static_cast<double>(ids.size()) / gen_ms : 0.0) << " tokens/s)\n";
     if (st.fallback_nodes > 0)
       std::cerr << "fallbacks: " << st.fallback_nodes << " nodes ran off their preferred device\n";
+    if (a.routing_stats) {
+      const auto r = engine::summarize_routing(eng.routing_counts());
+      std::cerr << "routing: " << r.layers.size() << " MoE layers; fewest experts chosen in a layer: "
+                << r.fewest_experts_chosen << "/" << r.experts << "; busiest expert: " << r.worst_max_over_mean
+                << "x the mean (layer " << r.worst_layer << ")\n";
+    }
   }
   return 0;
 }
@@ -258,6 +279,8 @@ void add_run_command(CLI::App& app, Dispatch& d) {
   cmd->add_flag("--chat", a->chat, "Wrap --prompt as one user message in the model's chat template");
   cmd->add_option("--chat-template", a->chat_template, "A .jinja file to use instead of the model's chat template");
   cmd->add_option("--logits-out", a->logits_out, "Write one JSON line of logits per position to FILE");
+  cmd->add_flag("--routing-stats", a->routing_stats,
+                "Count which experts each MoE layer picks (every token runs the last layer; --json: \"routing\")");
   cmd->add_option("--force-ids", a->force_ids, "Feed these ids one per step instead of the sampled ones");
   cmd->callback([&d, a, cmd] {
     a->n_given = cmd->count("-n") > 0;

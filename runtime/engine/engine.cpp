@@ -88,6 +88,7 @@ Status Engine::ubatch(std::span<const BatchToken> batch, float* logits) {
   in.conv_state = kv_->conv();
   in.delta_state = kv_->delta();
   in.cache_device = kv_->device();
+  in.tap_routing = cfg_.routing_stats;
   if (outs_.empty()) {
     // The graph still needs one output row; its logits are dropped.
     dummy_out_ = static_cast<int32_t>(n - 1);
@@ -97,6 +98,8 @@ Status Engine::ubatch(std::span<const BatchToken> batch, float* logits) {
   graph_.clear();
   const graph::TensorId out = model_.architecture().build(graph_, in);
   if (auto st = sched_.run(graph_); !st) return st;
+  if (cfg_.routing_stats)
+    if (auto st = count_routing(); !st) return st;
   if (outs_.empty()) return Status::ok();
   const GraphTensor& t = graph_.tensor_at(out);
   const size_t bytes = outs_.size() * static_cast<size_t>(n_vocab()) * sizeof(float);
@@ -105,6 +108,22 @@ Status Engine::ubatch(std::span<const BatchToken> batch, float* logits) {
     return Status::ok();
   }
   return t.buffer->download(t.offset, {reinterpret_cast<std::byte*>(logits), bytes});
+}
+
+Status Engine::count_routing() {
+  const auto& taps = graph_.taps();
+  if (routing_.size() < taps.size()) routing_.resize(taps.size(), std::vector<uint64_t>(static_cast<size_t>(model_.hparams().n_expert)));
+  for (size_t l = 0; l < taps.size(); ++l) {
+    const GraphTensor& t = graph_.tensor_at(taps[l]);
+    const auto n = static_cast<size_t>(t.ne[0] * t.ne[1]);
+    ids_.resize(n);
+    if (t.data) std::memcpy(ids_.data(), t.data, n * sizeof(int32_t));
+    else if (auto st = t.buffer->download(t.offset, {reinterpret_cast<std::byte*>(ids_.data()), n * sizeof(int32_t)}); !st)
+      return st;
+    for (int32_t e : ids_)
+      if (e >= 0 && static_cast<size_t>(e) < routing_[l].size()) ++routing_[l][static_cast<size_t>(e)];
+  }
+  return Status::ok();
 }
 
 }  // namespace sy::engine

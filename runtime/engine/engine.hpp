@@ -19,6 +19,7 @@ struct EngineConfig {
   kv::KvConfig kv;
   int64_t ubatch = 512;  ///< most tokens per graph
   bool strict = false;   ///< fallbacks are errors
+  bool routing_stats = false;  ///< count how often each MoE layer picks each expert
 };
 
 struct BatchToken {
@@ -42,6 +43,9 @@ class Engine {
   [[nodiscard]] const graph::SchedulerStats& stats() const { return sched_.stats(); }
   [[nodiscard]] const model::Model& model() const { return model_; }
   [[nodiscard]] int64_t n_vocab() const { return model_.hparams().n_vocab; }
+  /// With EngineConfig::routing_stats: per MoE layer (in layer order), how many tokens chose
+  /// each expert so far.
+  [[nodiscard]] const std::vector<std::vector<uint64_t>>& routing_counts() const { return routing_; }
 
  private:
   Engine(const model::Model& m, std::vector<Device*> devices, const EngineConfig& cfg);
@@ -54,6 +58,9 @@ class Engine {
   graph::Graph graph_;
   std::vector<int32_t> tokens_, positions_, cells_, rows_, slots_, outs_;
   int32_t dummy_out_ = 0;
+  std::vector<std::vector<uint64_t>> routing_;
+  std::vector<int32_t> ids_;
+  Status count_routing();
 };
 
 }  // namespace sy::engine

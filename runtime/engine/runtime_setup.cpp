@@ -14,7 +14,8 @@ Result<StorageType> kv_storage_type(const std::string& name) {
                             " has no attention kernel in this build; use f32, f16, bf16, q8_0 or q4_0");
 }
 
-Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std::vector<registry::SearchDir>* search) {
+Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std::vector<registry::SearchDir>* search,
+                                          bool routing_stats) {
   auto rt = std::make_unique<Runtime>();
   auto lg = log::get("engine");
   std::vector<std::string> warnings;
@@ -66,6 +67,7 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   cfg.kv.n_seq_max = p.context.parallel;
   cfg.ubatch = p.context.ubatch;
   cfg.strict = p.strict;
+  cfg.routing_stats = routing_stats;
   auto e = Engine::create(*rt->model, rt->devices, rt->host_device, cfg);
   if (!e) return e.status();
   rt->engine = std::move(*e);

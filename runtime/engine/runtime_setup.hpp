@@ -30,8 +30,9 @@ struct Runtime {
 Result<StorageType> kv_storage_type(const std::string& name);
 
 /// Creates everything the pipeline names. `search` (optional) replaces the default
-/// plugin search path.
+/// plugin search path; routing_stats makes the engine count expert choices.
 Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p,
-                                          const std::vector<registry::SearchDir>* search = nullptr);
+                                          const std::vector<registry::SearchDir>* search = nullptr,
+                                          bool routing_stats = false);
 
 }  // namespace sy::engine

@@ -17,6 +17,7 @@ void Graph::clear() {
   tensors_.clear();
   info_.clear();
   nodes_.clear();
+  taps_.clear();
 }
 
 TensorId Graph::add(const GraphTensor& t, const TensorInfo& i) {

@@ -47,6 +47,12 @@ class Graph {
   TensorId reshape(TensorId src, int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1, int64_t ne3 = 1);
   /// Marks a tensor the caller reads after the run.
   void mark_output(TensorId t) { info_[static_cast<size_t>(t)].output = true; }
+  /// Keeps t for the engine to read after the run (routing statistics), in tap order.
+  void tap(TensorId t) {
+    mark_output(t);
+    taps_.push_back(t);
+  }
+  [[nodiscard]] const std::vector<TensorId>& taps() const { return taps_; }
 
   /// Appends a node writing `dst`; returns dst.
   TensorId op(OpKind kind, TensorId dst, std::initializer_list<TensorId> src, std::initializer_list<int32_t> i = {},
@@ -78,6 +84,7 @@ class Graph {
   std::vector<GraphTensor> tensors_;
   std::vector<TensorInfo> info_;
   std::vector<GraphNode> nodes_;
+  std::vector<TensorId> taps_;
 };
 
 /// Contiguous byte strides for a shape of `type`.

@@ -156,8 +156,10 @@ Status Scheduler::allocate(Graph& g) {
     release(db);
   }
   stats_.arena_bytes = 0;
+  stats_.arena_peak_bytes = 0;
   for (size_t d = 0; d < devices_.size(); ++d) {
     const size_t need = planners_[d].peak();
+    stats_.arena_peak_bytes += need;
     if (need > 0 && (!arenas_[d] || arenas_[d]->size() < need)) {
       arenas_[d].reset();
       constexpr size_t kMiB = 1u << 20;

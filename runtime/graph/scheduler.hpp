@@ -23,6 +23,7 @@ struct SchedulerStats {
   int64_t fallback_nodes = 0;     ///< nodes that ran off their preferred device, summed over steps
   int64_t distinct_fallbacks = 0; ///< distinct (op, type, device) fallbacks seen
   size_t arena_bytes = 0;         ///< current arena size, all devices together
+  uint64_t arena_peak_bytes = 0;  ///< what the last graph needed at its peak (arenas grow in whole MiB)
   int64_t transfers = 0;          ///< copies between device memories, summed over steps
   uint64_t transfer_bytes = 0;
 };

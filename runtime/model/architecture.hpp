@@ -29,6 +29,9 @@ struct StepInputs {
   std::span<const GraphTensor> k_cache, v_cache;         ///< per full-attention layer
   std::span<const GraphTensor> conv_state, delta_state;  ///< per linear-attention layer
   int cache_device = 0;
+  /// Tap each MoE layer's chosen expert ids (graph taps, in layer order) and run every
+  /// token through the last layer, so routing statistics cover the whole batch.
+  bool tap_routing = false;
 };
 
 class Architecture {

@@ -188,6 +188,7 @@ TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, const RouterConfig& r) {
   const TensorId probs = g.unary(r.sigmoid ? OpKind::sigmoid : OpKind::softmax, g.matmul(c.w(w.router), x));
   const TensorId chooser = w.select_bias ? g.binary(OpKind::add, probs, c.w(w.select_bias)) : probs;
   const TensorId ids = g.op(OpKind::top_k, g.tensor(StorageType::I32, k, n), {chooser}, {static_cast<int32_t>(k)});
+  if (c.in.tap_routing) g.tap(ids);
   const TensorId weights =
       g.op(OpKind::expert_weights, g.tensor(StorageType::F32, k, n), {probs, ids}, {r.renormalise ? 1 : 0}, {r.scale});
   const TensorId x3 = g.reshape(x, embd, 1, n);
