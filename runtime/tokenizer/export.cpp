@@ -38,6 +38,8 @@ Result<std::vector<std::pair<std::string, MetaValue>>> Tokenizer::gguf_metadata(
   md.emplace_back("tokenizer.ggml.add_bos_token", add_bos_);
   md.emplace_back("tokenizer.ggml.add_eos_token", add_eos_);
   if (spm) md.emplace_back("tokenizer.ggml.add_space_prefix", add_space_prefix_);
+  // GGUF has no key for a normaliser (llama.cpp skips Qwen's NFC step); ours keeps it.
+  if (nfc_) md.emplace_back("tokenizer.switchyard.normalizer", std::string("NFC"));
   return md;
 }
 

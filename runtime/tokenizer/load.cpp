@@ -51,6 +51,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const Metadata& md) {
   for (const char* k : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
     if (const int32_t e = id(k); e >= 0) t->eog_.push_back(e);
   const bool spm = t->kind_ == Kind::spm;
+  t->nfc_ = md.get_string("tokenizer.switchyard.normalizer").value_or("") == "NFC";
   t->add_bos_ = md.get_bool("tokenizer.ggml.add_bos_token").value_or(spm);
   t->add_eos_ = md.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
   t->add_space_prefix_ = md.get_bool("tokenizer.ggml.add_space_prefix").value_or(spm);
