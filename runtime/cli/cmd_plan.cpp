@@ -84,13 +84,10 @@ std::string gib(uint64_t b) {
   return buf;
 }
 
-// The longest context per sequence (a multiple of the KV block) that still fits.
-int64_t max_context(const planner::ModelDesc& m, const placement::Placed& p, const std::vector<planner::DeviceSpec>& devs,
-                    const pipeline::PlacementConfig& cfg, planner::Request r) {
-  auto ok = [&](int64_t ctx) {
-    r.ctx = ctx;
-    return placement::fits(planner::account(m, p.assignment, devs, r), devs, cfg);
-  };
+// The longest context per sequence (a multiple of the KV block, at most the trained
+// context) for which ok(ctx) holds.
+template <typename Ok>
+int64_t longest_context(const planner::ModelDesc& m, Ok ok) {
   int64_t lo = 0, hi = std::max<int64_t>(m.hp.n_ctx_train, planner::kKvBlock) / planner::kKvBlock;
   if (!ok(planner::kKvBlock)) return 0;
   while (lo < hi) {
@@ -188,7 +185,19 @@ int run_plan(const PlanArgs& a) {
   auto f = placement::fit(m, devs, cfg, moe_auto, r);
   if (!f) return fail(f.status().message());
   const auto& placed = f->placed;
-  const int64_t max_ctx = max_context(m, placed, devs, cfg, r);
+  // With this placement; and with whatever placement auto-fit would choose for that context.
+  const int64_t max_ctx = longest_context(m, [&](int64_t ctx) {
+    planner::Request q = r;
+    q.ctx = ctx;
+    return placement::fits(planner::account(m, placed.assignment, devs, q), devs, cfg);
+  });
+  const bool automatic = f->automatic_gpu_layers || f->automatic_cpu_moe;
+  const int64_t max_ctx_auto = !automatic ? max_ctx : longest_context(m, [&](int64_t ctx) {
+    planner::Request q = r;
+    q.ctx = ctx;
+    auto g = placement::fit(m, devs, cfg, moe_auto, q);
+    return g && g->fits;
+  });
   const uint64_t kv_tok = planner::kv_bytes_per_token(m.hp, r.kv_type);
   const uint64_t kv_total = kv_tok * static_cast<uint64_t>((r.ctx + planner::kKvBlock - 1) / planner::kKvBlock *
                                                            planner::kKvBlock * r.parallel);
@@ -203,7 +212,8 @@ int run_plan(const PlanArgs& a) {
   if (r.ctx > m.hp.n_ctx_train)
     warnings.push_back("--ctx " + std::to_string(r.ctx) + " is beyond the context the model was trained for (" +
                        std::to_string(m.hp.n_ctx_train) + ")");
-  if (kv_total >= (1ull << 30) || !f->fits)
+  // The KV cache is worth a word when it rivals the weights or costs context.
+  if (kv_total * 4 >= weights || !f->fits || max_ctx < r.ctx)
     warnings.push_back(std::to_string(r.ctx) + " x " + std::to_string(r.parallel) + " sequences need " + gib(kv_total) +
                        " of KV cache (" + a.kv + ")" + (max_ctx < r.ctx ? "; at most " + std::to_string(max_ctx) + " fits" : ""));
   if (!f->fits)
@@ -244,6 +254,7 @@ int run_plan(const PlanArgs& a) {
     j["gpu_layers_auto"] = f->automatic_gpu_layers;
     j["cpu_moe_auto"] = f->automatic_cpu_moe;
     j["max_context"] = max_ctx;
+    j["max_context_refitted"] = max_ctx_auto;
     j["fits"] = f->fits;
     j["weights_bytes"]["total"] = weights;
     for (size_t d = 0; d < devs.size(); ++d) {
@@ -303,10 +314,14 @@ int run_plan(const PlanArgs& a) {
               static_cast<unsigned long long>(kv_tok), human_bytes(kv_total).c_str(), static_cast<long long>(r.ctx),
               static_cast<long long>(r.parallel));
   if (state) std::printf("recurrent state   %s per sequence\n", human_bytes(state).c_str());
-  std::printf("longest context   %lld per sequence (x%lld) with this placement\n", static_cast<long long>(max_ctx),
+  std::printf("longest context   %lld per sequence (x%lld) with this placement", static_cast<long long>(max_ctx),
               static_cast<long long>(r.parallel));
+  if (max_ctx_auto != max_ctx) std::printf("; %lld if auto-fit places it anew", static_cast<long long>(max_ctx_auto));
+  std::printf("\n");
   std::printf("decode ceiling    %.1f tokens/s at position 0, %.1f at %lld", tps0, tps_ctx, static_cast<long long>(r.ctx));
-  if (r.parallel > 1) std::printf(", %.1f aggregate over %lld sequences", tps_par, static_cast<long long>(r.parallel));
+  if (r.parallel > 1)
+    std::printf("; %.1f together over %lld sequences at %lld", tps_par, static_cast<long long>(r.parallel),
+                static_cast<long long>(r.ctx));
   std::printf("\n                  (bandwidth:");
   for (const auto& d : devs) std::printf(" %s %.1f GB/s %s;", d.name.c_str(), d.bandwidth / 1e9, d.bandwidth_source.c_str());
   std::printf(")\n");
