@@ -19,15 +19,23 @@ namespace {
 
 using util::human_bytes;
 
+// Empty strings and unset optionals: not given (the pipeline's value, else the default).
 struct PlanArgs {
-  std::string model, topology, type = "q4_k_m";
+  std::string pipeline, model, topology, type = "q4_k_m";
+  std::vector<std::string> sets;
   int64_t layers = 0, experts = 0, vocab = 0;
-  std::string vram, ram, kv = "f16", gpu_layers = "auto", cpu_moe = "auto";
-  std::string headroom = "10%", min_headroom = "1GiB", cpu_bw, gpu_bw;
-  int64_t ctx = 4096, parallel = 1, ubatch = 512;
+  std::string vram, ram, kv, gpu_layers, cpu_moe, headroom, min_headroom, cpu_bw, gpu_bw;
+  std::optional<int64_t> ctx, parallel, ubatch;
   std::vector<std::string> overrides;
   bool json = false, explain = false;
 };
+
+// plan's GPUs are gpuN whatever the backend.
+std::string plan_device(std::string dev) {
+  for (const std::string kind : {"cuda", "vulkan"})
+    if (dev.rfind(kind, 0) == 0) return "gpu" + dev.substr(kind.size());
+  return dev;
+}
 
 int fail(const std::string& msg, int code = 2) {
   std::cerr << "switchyard plan: " << msg << "\n";
@@ -98,8 +106,32 @@ int64_t longest_context(const planner::ModelDesc& m, Ok ok) {
   return lo * planner::kKvBlock;
 }
 
-int run_plan(const PlanArgs& a) {
-  if (a.model.empty() == a.topology.empty()) return fail("give a model file (-m FILE) or a topology (--topology NAME)");
+int run_plan(PlanArgs a) {
+  // A pipeline supplies the model, context and placement; flags override it.
+  pipeline::Pipeline pl;
+  if (!a.pipeline.empty()) {
+    const auto lr = pipeline::load_pipeline(a.pipeline, a.sets);
+    for (const auto& d : lr.diagnostics) std::cerr << pipeline::format_diagnostic(d) << "\n";
+    if (!lr.ok()) return 1;
+    pl = lr.pipeline;
+    if (a.model.empty() && a.topology.empty()) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(pl.model.path, ec))
+        return fail("the pipeline's model " + pl.model.path.string() +
+                    " is not here; pass --topology NAME to plan with that model's shape, or -m FILE");
+      a.model = pl.model.path.string();
+    }
+  } else if (!a.sets.empty()) {
+    return fail("--set needs a pipeline (-p FILE)");
+  }
+  const auto& pc = pl.context;
+  if (!a.ctx) a.ctx = pc.length;
+  if (!a.parallel) a.parallel = pc.parallel;
+  if (!a.ubatch) a.ubatch = pc.ubatch;
+  if (a.kv.empty()) a.kv = pc.kv_type;
+  if (!a.model.empty() && !a.topology.empty()) return fail("give a model file (-m FILE) or a topology (--topology NAME), not both");
+  if (a.model.empty() && a.topology.empty())
+    return fail("give a model file (-m FILE), a topology (--topology NAME) or a pipeline (-p FILE)");
   // The model: a file's header, or what synth would write.
   planner::ModelDesc m;
   if (!a.model.empty()) {
@@ -119,8 +151,8 @@ int run_plan(const PlanArgs& a) {
 
   // The request.
   planner::Request r;
-  r.ctx = a.ctx, r.parallel = a.parallel, r.ubatch = a.ubatch;
-  if (a.ctx < 1 || a.parallel < 1 || a.ubatch < 1) return fail("--ctx, --parallel and --ubatch must be at least 1");
+  r.ctx = *a.ctx, r.parallel = *a.parallel, r.ubatch = *a.ubatch;
+  if (r.ctx < 1 || r.parallel < 1 || r.ubatch < 1) return fail("--ctx, --parallel and --ubatch must be at least 1");
   const auto kv = storage_type_from_name(a.kv);
   if (!kv || (*kv != StorageType::F32 && *kv != StorageType::F16 && *kv != StorageType::BF16 && *kv != StorageType::Q8_0 &&
               *kv != StorageType::Q4_0))
@@ -134,6 +166,13 @@ int run_plan(const PlanArgs& a) {
   std::vector<planner::DeviceSpec> devs;
   std::optional<double> gpu_bw;
   if (!a.gpu_bw.empty() && !(gpu_bw = parse_bandwidth(a.gpu_bw))) return fail("--gpu-bandwidth '" + a.gpu_bw + "' is not like 900GB/s");
+  std::vector<std::string> notes;
+  const bool pipeline_gpu = std::any_of(pl.backends.begin(), pl.backends.end(),
+                                        [](const pipeline::BackendConfig& b) { return b.plugin != "cpu"; });
+  if (!a.pipeline.empty() && !pipeline_gpu && !a.vram.empty()) {
+    notes.push_back("the pipeline uses no GPU backend, so --vram is not used");
+    a.vram.clear();
+  }
   if (!a.vram.empty() && a.vram != "0") {
     std::stringstream ss(a.vram);
     std::string item;
@@ -160,27 +199,38 @@ int run_plan(const PlanArgs& a) {
   }
   devs.push_back(cpu);
 
-  // The placement rules.
-  pipeline::PlacementConfig cfg;
-  bool ngl_auto = false, moe_auto = false;
-  auto ngl = parse_layers(a.gpu_layers, ngl_auto);
-  if (!ngl) return fail("--gpu-layers must be a number, all or auto, not '" + a.gpu_layers + "'");
-  auto moe = parse_layers(a.cpu_moe, moe_auto);
-  if (!moe) return fail("--cpu-moe must be a number, all or auto, not '" + a.cpu_moe + "'");
-  cfg.gpu_layers = *ngl;
-  cfg.cpu_moe = moe_auto ? pipeline::LayerCount{pipeline::LayerCount::Mode::count, 0} : *moe;
-  const auto hr = parse_amount(a.headroom), mhr = parse_amount(a.min_headroom);
-  if (!hr || !mhr) return fail("--headroom and --min-headroom take a percentage (10%) or a size (1GiB)");
-  cfg.headroom = *hr, cfg.min_headroom = *mhr;
+  // The placement rules: the pipeline's (or the defaults), then the flags.
+  pipeline::PlacementConfig cfg = pl.placement;
+  for (auto& o : cfg.overrides) o.device = plan_device(o.device);
+  // A pipeline's cpu_moe is a floor that auto-fit may raise when gpu_layers is auto.
+  bool moe_auto = a.cpu_moe.empty() && cfg.gpu_layers.mode == pipeline::LayerCount::Mode::automatic;
+  if (!a.gpu_layers.empty()) {
+    bool ngl_auto = false;
+    auto ngl = parse_layers(a.gpu_layers, ngl_auto);
+    if (!ngl) return fail("--gpu-layers must be a number, all or auto, not '" + a.gpu_layers + "'");
+    cfg.gpu_layers = *ngl;
+    moe_auto = a.cpu_moe.empty() && ngl_auto;
+  }
+  if (!a.cpu_moe.empty()) {
+    auto moe = parse_layers(a.cpu_moe, moe_auto);
+    if (!moe) return fail("--cpu-moe must be a number, all or auto, not '" + a.cpu_moe + "'");
+    cfg.cpu_moe = moe_auto ? pipeline::LayerCount{pipeline::LayerCount::Mode::count, 0} : *moe;
+  }
+  if (!a.headroom.empty() || !a.min_headroom.empty()) {
+    const auto hr = parse_amount(a.headroom.empty() ? "10%" : a.headroom);
+    const auto mhr = parse_amount(a.min_headroom.empty() ? "1GiB" : a.min_headroom);
+    if (!hr || !mhr) return fail("--headroom and --min-headroom take a percentage (10%) or a size (1GiB)");
+    if (!a.headroom.empty()) cfg.headroom = *hr;
+    if (!a.min_headroom.empty()) cfg.min_headroom = *mhr;
+  }
+  std::vector<pipeline::OverrideRule> given;
   for (const auto& o : a.overrides) {
     const size_t eq = o.rfind('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == o.size())
       return fail("--override must be REGEX=DEVICE (e.g. 'blk\\.1[0-9]\\.ffn_.*_exps=cpu'), got '" + o + "'");
-    std::string dev = o.substr(eq + 1);
-    for (const char* kind : {"cuda", "vulkan"})  // plan's GPUs are gpuN whatever the backend
-      if (dev.rfind(kind, 0) == 0) dev = "gpu" + dev.substr(std::string(kind).size());
-    cfg.overrides.push_back({o.substr(0, eq), dev, {}});
+    given.push_back({o.substr(0, eq), plan_device(o.substr(eq + 1)), {}});
   }
+  cfg.overrides.insert(cfg.overrides.begin(), given.begin(), given.end());  // flags before the pipeline's
 
   auto f = placement::fit(m, devs, cfg, moe_auto, r);
   if (!f) return fail(f.status().message());
@@ -208,7 +258,7 @@ int run_plan(const PlanArgs& a) {
   const double tps_ctx = planner::decode_ceiling(m, placed.assignment, devs, r, r.ctx, 1);
   const double tps_par = planner::decode_ceiling(m, placed.assignment, devs, r, r.ctx, r.parallel);
 
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings = notes;
   if (r.ctx > m.hp.n_ctx_train)
     warnings.push_back("--ctx " + std::to_string(r.ctx) + " is beyond the context the model was trained for (" +
                        std::to_string(m.hp.n_ctx_train) + ")");
@@ -339,6 +389,8 @@ int run_plan(const PlanArgs& a) {
 void add_plan_command(CLI::App& app, Dispatch& d) {
   auto a = std::make_shared<PlanArgs>();
   auto* cmd = app.add_subcommand("plan", "Plan memory per device, the placement and the speed ceiling for a model");
+  cmd->add_option("-p,--pipeline", a->pipeline, "Pipeline whose model, context and placement to plan (flags override)");
+  cmd->add_option("--set", a->sets, "Override a pipeline key, e.g. --set context.length=32768 (repeatable)");
   cmd->add_option("-m,--model", a->model, "Model file (only its header is read)");
   cmd->add_option("--topology", a->topology, "Built-in topology or topology file instead of a model file");
   cmd->add_option("--type", a->type, "Type mix for --topology (q4_k_m, q8_0, f16, ...)")->capture_default_str();
@@ -347,15 +399,15 @@ void add_plan_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("--vocab", a->vocab, "Scale the topology: vocabulary");
   cmd->add_option("--vram", a->vram, "GPU memory, one size per GPU (24GiB or 24GiB,16GiB); none: CPU only");
   cmd->add_option("--ram", a->ram, "Host memory budget (default: this machine's RAM)");
-  cmd->add_option("--ctx", a->ctx, "Context length per sequence")->capture_default_str();
-  cmd->add_option("--parallel", a->parallel, "Sequences decoded at once")->capture_default_str();
-  cmd->add_option("--kv", a->kv, "KV cache type: f16, q8_0, q4_0, bf16, f32")->capture_default_str();
-  cmd->add_option("--ubatch", a->ubatch, "Tokens per compute pass")->capture_default_str();
-  cmd->add_option("--gpu-layers", a->gpu_layers, "N, all or auto")->capture_default_str();
-  cmd->add_option("--cpu-moe", a->cpu_moe, "Routed experts of the first N layers in RAM: N, all or auto")->capture_default_str();
+  cmd->add_option("--ctx", a->ctx, "Context length per sequence (default 4096)");
+  cmd->add_option("--parallel", a->parallel, "Sequences decoded at once (default 1)");
+  cmd->add_option("--kv", a->kv, "KV cache type: f16 (default), q8_0, q4_0, bf16, f32");
+  cmd->add_option("--ubatch", a->ubatch, "Tokens per compute pass (default 512)");
+  cmd->add_option("--gpu-layers", a->gpu_layers, "N, all or auto (default auto)");
+  cmd->add_option("--cpu-moe", a->cpu_moe, "Routed experts of the first N layers in RAM: N, all or auto (default auto)");
   cmd->add_option("--override", a->overrides, "REGEX=DEVICE (repeatable; first match wins; devices gpu0.. and cpu)");
-  cmd->add_option("--headroom", a->headroom, "Memory kept free per device")->capture_default_str();
-  cmd->add_option("--min-headroom", a->min_headroom, "The least headroom")->capture_default_str();
+  cmd->add_option("--headroom", a->headroom, "Memory kept free per device (default 10%)");
+  cmd->add_option("--min-headroom", a->min_headroom, "The least headroom (default 1GiB)");
   cmd->add_option("--cpu-bandwidth", a->cpu_bw, "Host memory bandwidth (default: measured now)");
   cmd->add_option("--gpu-bandwidth", a->gpu_bw, "GPU memory bandwidth (default: 900GB/s, assumed)");
   cmd->add_flag("--explain", a->explain, "Say why each group of tensors went where");

@@ -9,7 +9,9 @@
 namespace sy::synth {
 namespace {
 
-constexpr uint64_t kPoolChunks = 4096;       // a power of two: picks are masked
+// Pool entries: 4096 blocks of 32, 1024 of 256 (a power of two: picks are masked). A row of
+// 2048 values has 1024^8 or more possible contents, and building a pool stays cheap.
+constexpr uint64_t pool_chunks(uint64_t chunk_elems) { return chunk_elems >= 256 ? 1024 : 4096; }
 constexpr uint64_t kSpanBytes = 1ull << 20;  // each output MiB has its own generator
 
 double sigma_of(const TensorSpec& s) {
@@ -31,10 +33,11 @@ const TensorFiller::Pool& TensorFiller::pool(StorageType type, double sigma) {
   const auto& info = storage_type_info(type);
   p.chunk_elems = info.block_size > 1 ? info.block_size : 32;
   p.chunk_bytes = *storage_row_bytes(type, p.chunk_elems);
-  p.data.resize(kPoolChunks * p.chunk_bytes);
+  p.chunks = pool_chunks(p.chunk_elems);
+  p.data.resize(p.chunks * p.chunk_bytes);
   NormalRng rng(seed_ ^ name_hash(info.name) ^ static_cast<uint64_t>(sigma * 0x1p40));
   std::vector<float> f(p.chunk_elems);
-  for (uint64_t c = 0; c < kPoolChunks; ++c) {
+  for (uint64_t c = 0; c < p.chunks; ++c) {
     for (auto& x : f) x = static_cast<float>(rng.normal() * sigma);
     (void)quantize_row(type, f.data(), p.data.data() + c * p.chunk_bytes, static_cast<int64_t>(p.chunk_elems));
   }
@@ -68,7 +71,7 @@ Status TensorFiller::fill(const TensorSpec& spec, const TensorDesc& desc, std::s
       SplitMix64 g(seed ^ (s * 0x9E3779B97F4A7C15ull));
       const uint64_t begin = s * kSpanBytes, end = std::min<uint64_t>(out.size(), begin + kSpanBytes);
       for (uint64_t o = (begin + p.chunk_bytes - 1) / p.chunk_bytes * p.chunk_bytes; o < end; o += p.chunk_bytes)
-        std::memcpy(out.data() + o, p.data.data() + (g.next() & (kPoolChunks - 1)) * p.chunk_bytes, p.chunk_bytes);
+        std::memcpy(out.data() + o, p.data.data() + (g.next() & (p.chunks - 1)) * p.chunk_bytes, p.chunk_bytes);
     }
   };
   const uint64_t n_threads =

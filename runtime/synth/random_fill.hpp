@@ -1,5 +1,5 @@
 // Deterministic random tensor data for synth. Quantized matrices are assembled from a
-// pool of blocks drawn once per (type, scale) from N(0, sigma^2) by the type's reference
+// pool of blocks (1024 to 4096) drawn once per (type, scale) from N(0, sigma^2) by the type's reference
 // quantizer; a tensor is then written block by block, picking pool entries with a seeded
 // generator. So no tensor ever exists in f32, writing costs about a memcpy per block, and
 // every block has the scales and zero mean of a properly quantized Gaussian (naive random
@@ -47,8 +47,8 @@ class TensorFiller {
 
  private:
   struct Pool {
-    uint64_t chunk_elems = 0, chunk_bytes = 0;
-    std::vector<std::byte> data;  // kPoolChunks chunks
+    uint64_t chunk_elems = 0, chunk_bytes = 0, chunks = 0;
+    std::vector<std::byte> data;
   };
   const Pool& pool(StorageType type, double sigma);
 

@@ -4,6 +4,7 @@
 # against hand computations, --explain, and clear errors for bad input.
 set -uo pipefail
 exe="$1"
+src="$2"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/check.sh"
@@ -48,6 +49,12 @@ check "plan: an override beats cpu_moe" 0 "override 'blk\\\\.0\\\\.ffn_up_exps=g
   "$exe" plan --topology qwen3-30b-a3b --vram 24GiB --ram 64GiB --cpu-moe 4 --override 'blk\.0\.ffn_up_exps=cuda0' --cpu-bandwidth 50GB/s --explain
 check "plan warns when the KV cache does not fit" 0 "warning: 131072 x 8 sequences need 96.00 GiB of KV cache" -- \
   "$exe" plan --topology qwen3-30b-a3b --vram 24GiB --ram 32GiB --ctx 131072 --parallel 8 --cpu-bandwidth 50GB/s
+check "plan -p takes the pipeline's context and placement" 0 '"ctx": 8192.*"fits": true.*"gpu_layers": 41.*"kv_type": "q8_0"' -- \
+  bash -c "'$exe' plan -p '$src/configs/chat-24gb.yaml' --topology qwen3.6-35b-a3b --vram 24GiB --ram 64GiB --cpu-bandwidth 50GB/s --json | tr -d '\n'"
+check "plan -p with flags over the pipeline" 0 "context 32768 x 2 sequences, KV q8_0" -- \
+  "$exe" plan -p "$src/configs/chat-24gb.yaml" --topology qwen3.6-35b-a3b --vram 24GiB --ctx 32768 --cpu-bandwidth 50GB/s
+check "plan -p says when the pipeline's model is not here" 2 "pass --topology NAME" -- \
+  "$exe" plan -p "$src/configs/chat-24gb.yaml" --vram 24GiB
 check "plan needs a model" 2 "give a model file" -- "$exe" plan
 check "plan refuses an unknown KV type" 2 "--kv must be f32, f16, bf16, q8_0 or q4_0" -- "$exe" plan --topology qwen3-8b --kv q5_1
 check "plan refuses an override to a missing device" 2 "names device 'gpu3'.*the devices are: gpu0, cpu" -- \

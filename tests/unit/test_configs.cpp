@@ -2,8 +2,11 @@
 // its comment promises.
 #include <catch2/catch.hpp>
 
+#include "engine/runtime_setup.hpp"
 #include "pipeline/validate.hpp"
+#include "placement/placement.hpp"
 #include "registry/registry.hpp"
+#include "synth/synth.hpp"
 
 using namespace sy::pipeline;
 namespace fs = std::filesystem;
@@ -12,6 +15,24 @@ namespace {
 LoadResult load(const std::string& name) {
   const std::vector<fs::path> dirs{SY_BUILD_PLUGIN_DIR};
   return load_pipeline(fs::path(SY_SOURCE_DIR) / "configs" / name, {}, &dirs);
+}
+
+// Plans the config for Qwen3.6-35B-A3B Q4_K_M (the model the configs are written for) on
+// `vram` GiB of GPU (0: none) and `ram` GiB of RAM, as `switchyard plan -p` does.
+sy::Result<sy::placement::Fit> plan(const Pipeline& p, uint64_t vram, uint64_t ram) {
+  auto t = sy::synth::builtin_topology("qwen3.6-35b-a3b");
+  REQUIRE(t);
+  auto m = sy::synth::describe(*t, "q4_k_m");
+  REQUIRE(m);
+  std::vector<sy::planner::DeviceSpec> devs;
+  if (vram) devs.push_back({"gpu0", true, vram << 30, 900e9, "given"});
+  devs.push_back({"cpu", false, ram << 30, 60e9, "given"});
+  sy::planner::Request r;
+  r.ctx = p.context.length, r.parallel = p.context.parallel, r.ubatch = p.context.ubatch;
+  auto kv = sy::engine::kv_storage_type(p.context.kv_type);
+  REQUIRE(kv);
+  r.kv_type = *kv;
+  return sy::placement::fit(*m, devs, p.placement, p.placement.gpu_layers.mode == LayerCount::Mode::automatic, r);
 }
 }  // namespace
 
@@ -39,15 +60,26 @@ TEST_CASE("chat-24gb: the whole model on one GPU, 8K, q8_0 KV, at most two seque
   CHECK(p.context.length == 8192);
   CHECK(p.context.kv_type == "q8_0");
   CHECK(p.context.parallel <= 2);
+  auto f = plan(p, 24, 64);
+  REQUIRE(f);
+  CHECK(f->fits);
 }
 
-TEST_CASE("long-context: 32K+ with q8_0 KV and the first layers' experts in RAM", "[configs]") {
+TEST_CASE("long-context: 128K with q8_0 KV, automatic placement that fits 24 GB", "[configs]") {
   const auto r = load("long-context.yaml");
   REQUIRE(r.ok());
-  CHECK(r.pipeline.context.length >= 32768);
+  CHECK(r.pipeline.context.length >= 131072);
   CHECK(r.pipeline.context.kv_type == "q8_0");
-  CHECK(r.pipeline.placement.cpu_moe.mode == LayerCount::Mode::count);
-  CHECK(r.pipeline.placement.cpu_moe.n > 0);
+  CHECK(r.pipeline.placement.gpu_layers.mode == LayerCount::Mode::automatic);
+  auto f = plan(r.pipeline, 24, 64);
+  REQUIRE(f);
+  CHECK(f->fits);
+  CHECK(f->placed.choice.cpu_moe == 0);  // as its comment says: every expert stays on the GPU
+  auto small = plan(r.pipeline, 16, 64);  // a smaller GPU: routed experts move to RAM first
+  REQUIRE(small);
+  CHECK(small->fits);
+  CHECK(small->placed.choice.cpu_moe > 0);
+  CHECK(small->placed.choice.gpu_layers == 41);
 }
 
 TEST_CASE("small-gpu: every routed expert in RAM", "[configs]") {
@@ -55,6 +87,9 @@ TEST_CASE("small-gpu: every routed expert in RAM", "[configs]") {
   REQUIRE(r.ok());
   CHECK(r.pipeline.placement.cpu_moe.mode == LayerCount::Mode::all);
   CHECK(r.pipeline.placement.gpu_layers.mode == LayerCount::Mode::all);
+  auto f = plan(r.pipeline, 8, 32);  // an 8 GB GPU and 32 GB of RAM
+  REQUIRE(f);
+  CHECK(f->fits);
 }
 
 TEST_CASE("batch-throughput: many parallel sequences", "[configs]") {
@@ -62,6 +97,9 @@ TEST_CASE("batch-throughput: many parallel sequences", "[configs]") {
   REQUIRE(r.ok());
   CHECK(r.pipeline.context.parallel >= 16);
   CHECK(r.pipeline.server.batch_queue);
+  auto f = plan(r.pipeline, 24, 64);
+  REQUIRE(f);
+  CHECK(f->fits);
 }
 
 TEST_CASE("cpu-only: no GPU backend", "[configs]") {
@@ -69,6 +107,9 @@ TEST_CASE("cpu-only: no GPU backend", "[configs]") {
   REQUIRE(r.ok());
   REQUIRE(r.pipeline.backends.size() == 1);
   CHECK(r.pipeline.backends[0].plugin == "cpu");
+  auto f = plan(r.pipeline, 0, 32);  // the 35B model in 32 GB of RAM
+  REQUIRE(f);
+  CHECK(f->fits);
 }
 
 TEST_CASE("validating reads manifests only: no plugin library is loaded", "[configs]") {
