@@ -1,5 +1,6 @@
 #include "writer.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -120,7 +121,7 @@ Status Writer::write(const std::filesystem::path& path) const {
 
   const std::filesystem::path tmp = path.string() + ".partial";
   std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-  if (!f) return error::io_error("cannot create " + tmp.string());
+  if (!f) return error::io_error("cannot create " + tmp.string() + ": " + std::strerror(errno) + " (does the folder exist and is it writable?)");
   Out o(f);
   o.bytes("GGUF", 4);
   o.put<uint32_t>(3);

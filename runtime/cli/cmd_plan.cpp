@@ -338,7 +338,7 @@ int run_plan(PlanArgs a) {
     std::printf(" (%lld full attention, %lld linear)", static_cast<long long>(hp.n_full_attention_layers()),
                 static_cast<long long>(hp.n_linear_layers()));
   if (hp.n_expert) std::printf(", %lld experts (%lld used)", static_cast<long long>(hp.n_expert), static_cast<long long>(hp.n_expert_used));
-  std::printf(", %s of weights\n", gib(weights).c_str());
+  std::printf(", %s of weights\n", human_bytes(weights).c_str());
   std::printf("request    context %lld x %lld sequences, KV %s, ubatch %lld\n", static_cast<long long>(r.ctx),
               static_cast<long long>(r.parallel), a.kv.c_str(), static_cast<long long>(r.ubatch));
   std::printf("placement  gpu_layers %lld%s, cpu_moe %lld%s\n\n", static_cast<long long>(placed.choice.gpu_layers),

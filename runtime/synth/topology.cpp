@@ -114,7 +114,7 @@ Result<Topology> load_topology_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return error::not_found(path.string() + ": cannot open the topology file");
   nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return bad_file(path, "not a JSON object");
+  if (j.is_discarded() || !j.is_object()) return bad_file(path, "is not valid JSON (a topology file is one JSON object)");
   if (j.value("format", "") != "tensorfs-topology-v2")
     return bad_file(path, "'format' must be \"tensorfs-topology-v2\" (a file of Hugging Face tensor shapes)");
   if (!j.contains("components") || !j["components"].is_array())
@@ -236,7 +236,7 @@ Result<Topology> resolve_topology(const std::string& name_or_path) {
 }
 
 Status scale_topology(Topology& t, int64_t layers, int64_t experts, int64_t vocab) {
-  if (layers < 0 || experts < 0 || vocab < 0) return error::invalid_argument("--layers, --experts and --vocab must be positive");
+  if (layers < 0 || experts < 0 || vocab < 0) return error::invalid_argument("--layers, --experts and --vocab must not be negative (0 keeps the topology's own)");
   if (layers) {
     if (t.full_attn_interval && layers % t.full_attn_interval)
       return error::invalid_argument("--layers must be a multiple of " + std::to_string(t.full_attn_interval) + " for " +

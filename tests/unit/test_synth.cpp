@@ -192,5 +192,5 @@ TEST_CASE("synth: bad topologies and scaling are clear errors", "[synth]") {
   REQUIRE_FALSE(r);
   CHECK_THAT(r.status().message(), Catch::Contains("bad.json") && Catch::Contains("embed_tokens"));
   test::write_file(bad, "{not json");
-  CHECK_THAT(synth::load_topology_file(bad).status().message(), Catch::Contains("not a JSON object"));
+  CHECK_THAT(synth::load_topology_file(bad).status().message(), Catch::Contains("is not valid JSON"));
 }
