@@ -194,3 +194,19 @@ TEST_CASE("synth: bad topologies and scaling are clear errors", "[synth]") {
   test::write_file(bad, "{not json");
   CHECK_THAT(synth::load_topology_file(bad).status().message(), Catch::Contains("is not valid JSON"));
 }
+
+TEST_CASE("synth: every storage type with a CPU kernel writes a model that runs", "[synth]") {
+  test::TempDir dir;
+  auto t = synth::builtin_topology("demo-llama");
+  REQUIRE(t);
+  for (const std::string type : {"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k",
+                                  "q5_k", "q6_k", "iq4_nl", "iq4_xs", "q4_k_m", "q5_k_m"}) {
+    INFO(type);
+    const fs::path p = write(dir, *t, type);
+    auto rt = test::bring_up_model(p, {"f16", 64, 1, 64});
+    CHECK(rt->model->weights().converted() == 0);  // stored as written, computed natively
+    auto logits = test::teacher_forced(*rt->engine, 0, {1, 300, 301}, {302, 303});
+    for (const auto& row : logits)
+      for (float v : row) REQUIRE(std::isfinite(v));
+  }
+}
