@@ -164,7 +164,7 @@ Result<Fit> fit(const ModelDesc& m, const std::vector<DeviceSpec>& devices, cons
   for (; c.cpu_moe <= moe_limit; ++c.cpu_moe)
     if (try_choice(c)) return f;
   c.cpu_moe = moe_limit;
-  // ...then whole layers, from the output head down.
+  // ...then the output head, then whole layers from the first (gpu_layers counts from the last).
   if (f.automatic_gpu_layers)
     for (c.gpu_layers = L; c.gpu_layers >= 0; --c.gpu_layers)
       if (try_choice(c)) return f;
