@@ -210,3 +210,25 @@ TEST_CASE("synth: every storage type with a CPU kernel writes a model that runs"
       for (float v : row) REQUIRE(std::isfinite(v));
   }
 }
+
+TEST_CASE("routing statistics count every token and leave the logits unchanged", "[synth][engine]") {
+  test::TempDir dir;
+  auto t = synth::builtin_topology("demo");
+  REQUIRE(t);
+  const fs::path p = write(dir, *t, "q8_0");
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 40; ++i) prompt.push_back(300 + (i * 37) % 200);
+  auto plain = test::bring_up_model(p, {"f16", 128, 1, 16});
+  auto counted = test::bring_up_model(p, {"f16", 128, 1, 16, true});
+  const auto a = test::teacher_forced(*plain->engine, 0, prompt, {301, 302, 303});
+  const auto b = test::teacher_forced(*counted->engine, 0, prompt, {301, 302, 303});
+  CHECK(a == b);  // bit for bit: only which rows run the last layer changes
+  const auto& counts = counted->engine->routing_counts();
+  REQUIRE(counts.size() == 4);  // every layer of the demo is MoE
+  for (const auto& layer : counts) {
+    uint64_t picks = 0;
+    for (auto c : layer) picks += c;
+    CHECK(picks == (prompt.size() + 3) * 2);  // every token (prompt and forced), 2 experts each
+  }
+  CHECK(plain->engine->routing_counts().empty());
+}
