@@ -1,23 +1,17 @@
 // switchyard plan: will this model fit, where does each part go, and how fast can it
 // decode? Computed from the model file's header or a topology, before any download.
-#include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/plan_report.hpp"
 #include "pipeline/validate.hpp"
-#include "placement/placement.hpp"
 #include "planner/describe.hpp"
 #include "synth/synth.hpp"
-#include "util/bytes.hpp"
 
 namespace sy::cli {
 namespace {
-
-using util::human_bytes;
 
 // Empty strings and unset optionals: not given (the pipeline's value, else the default).
 struct PlanArgs {
@@ -84,26 +78,6 @@ std::optional<pipeline::LayerCount> parse_layers(const std::string& s, bool& aut
   } catch (...) {
   }
   return std::nullopt;
-}
-
-std::string gib(uint64_t b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1ull << 30));
-  return buf;
-}
-
-// The longest context per sequence (a multiple of the KV block, at most the trained
-// context) for which ok(ctx) holds.
-template <typename Ok>
-int64_t longest_context(const planner::ModelDesc& m, Ok ok) {
-  int64_t lo = 0, hi = std::max<int64_t>(m.hp.n_ctx_train, planner::kKvBlock) / planner::kKvBlock;
-  if (!ok(planner::kKvBlock)) return 0;
-  while (lo < hi) {
-    const int64_t mid = (lo + hi + 1) / 2;
-    if (ok(mid * planner::kKvBlock)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo * planner::kKvBlock;
 }
 
 int run_plan(PlanArgs a) {
@@ -232,155 +206,10 @@ int run_plan(PlanArgs a) {
   }
   cfg.overrides.insert(cfg.overrides.begin(), given.begin(), given.end());  // flags before the pipeline's
 
-  auto f = placement::fit(m, devs, cfg, moe_auto, r);
-  if (!f) return fail(f.status().message());
-  const auto& placed = f->placed;
-  // With this placement; and with whatever placement auto-fit would choose for that context.
-  const int64_t max_ctx = longest_context(m, [&](int64_t ctx) {
-    planner::Request q = r;
-    q.ctx = ctx;
-    return placement::fits(planner::account(m, placed.assignment, devs, q), devs, cfg);
-  });
-  const bool automatic = f->automatic_gpu_layers || f->automatic_cpu_moe;
-  const int64_t max_ctx_auto = !automatic ? max_ctx : longest_context(m, [&](int64_t ctx) {
-    planner::Request q = r;
-    q.ctx = ctx;
-    auto g = placement::fit(m, devs, cfg, moe_auto, q);
-    return g && g->fits;
-  });
-  const uint64_t kv_tok = planner::kv_bytes_per_token(m.hp, r.kv_type);
-  const uint64_t kv_total = kv_tok * static_cast<uint64_t>((r.ctx + planner::kKvBlock - 1) / planner::kKvBlock *
-                                                           planner::kKvBlock * r.parallel);
-  const uint64_t state = planner::recurrent_bytes_per_sequence(m.hp);
-  uint64_t weights = 0;
-  for (const auto& t : m.tensors) weights += t.bytes;
-  const double tps0 = planner::decode_ceiling(m, placed.assignment, devs, r, 0, 1);
-  const double tps_ctx = planner::decode_ceiling(m, placed.assignment, devs, r, r.ctx, 1);
-  const double tps_par = planner::decode_ceiling(m, placed.assignment, devs, r, r.ctx, r.parallel);
-
-  std::vector<std::string> warnings = notes;
-  if (r.ctx > m.hp.n_ctx_train)
-    warnings.push_back("--ctx " + std::to_string(r.ctx) + " is beyond the context the model was trained for (" +
-                       std::to_string(m.hp.n_ctx_train) + ")");
-  // The KV cache is worth a word when it rivals the weights or costs context.
-  if (kv_total * 4 >= weights || !f->fits || max_ctx < r.ctx)
-    warnings.push_back(std::to_string(r.ctx) + " x " + std::to_string(r.parallel) + " sequences need " + gib(kv_total) +
-                       " of KV cache (" + a.kv + ")" + (max_ctx < r.ctx ? "; at most " + std::to_string(max_ctx) + " fits" : ""));
-  if (!f->fits)
-    for (size_t d = 0; d < devs.size(); ++d)
-      if (f->usage[d].total() > placement::usable_bytes(cfg, devs[d].budget))
-        warnings.push_back("does not fit: " + devs[d].name + " needs " + gib(f->usage[d].total()) + " but has " +
-                           gib(placement::usable_bytes(cfg, devs[d].budget)) + " usable (" + gib(devs[d].budget) +
-                           " less headroom)");
-
-  // Why each group of tensors went where: consecutive runs of the same device and rule.
-  struct Group {
-    std::string device, reason;
-    size_t tensors = 0;
-    uint64_t bytes = 0;
-  };
-  std::vector<Group> groups;
-  for (size_t i = 0; i < m.tensors.size(); ++i) {
-    const auto& dev = devs[static_cast<size_t>(placed.assignment.tensor_device[i])].name;
-    const auto& why = placed.reason[i];
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.device == dev && g.reason == why; });
-    if (it == groups.end()) it = groups.insert(groups.end(), Group{dev, why, 0, 0});
-    ++it->tensors, it->bytes += m.tensors[i].bytes;
-  }
-
-  const auto& hp = m.hp;
-  if (a.json) {
-    nlohmann::json j;
-    j["model"] = m.name;
-    j["arch"] = hp.arch;
-    j["layers"] = hp.n_layer;
-    j["full_attention_layers"] = hp.n_full_attention_layers();
-    j["ctx"] = r.ctx, j["parallel"] = r.parallel, j["kv_type"] = a.kv, j["ubatch"] = r.ubatch;
-    j["kv_bytes_per_token"] = kv_tok;
-    j["kv_bytes"] = kv_total;
-    j["recurrent_state_bytes_per_sequence"] = state;
-    j["gpu_layers"] = placed.choice.gpu_layers;
-    j["cpu_moe"] = placed.choice.cpu_moe;
-    j["gpu_layers_auto"] = f->automatic_gpu_layers;
-    j["cpu_moe_auto"] = f->automatic_cpu_moe;
-    j["max_context"] = max_ctx;
-    j["max_context_refitted"] = max_ctx_auto;
-    j["fits"] = f->fits;
-    j["weights_bytes"]["total"] = weights;
-    for (size_t d = 0; d < devs.size(); ++d) {
-      const auto& u = f->usage[d];
-      j["weights_bytes"]["per_device"][devs[d].name] = u.weights;
-      j["devices"].push_back({{"name", devs[d].name},
-                              {"kind", devs[d].gpu ? "gpu" : "cpu"},
-                              {"budget", devs[d].budget},
-                              {"usable", placement::usable_bytes(cfg, devs[d].budget)},
-                              {"weights", u.weights},
-                              {"expert_weights", u.expert_weights},
-                              {"kv", u.kv},
-                              {"recurrent", u.recurrent},
-                              {"compute", u.compute},
-                              {"overhead", u.overhead},
-                              {"total", u.total()},
-                              {"bandwidth", devs[d].bandwidth},
-                              {"bandwidth_source", devs[d].bandwidth_source}});
-    }
-    j["decode_tokens_per_s"] = {{"empty_context", tps0}, {"full_context", tps_ctx}, {"parallel_aggregate", tps_par}};
-    j["warnings"] = warnings;
-    if (a.explain)
-      for (const auto& g : groups)
-        j["explain"].push_back({{"device", g.device}, {"reason", g.reason}, {"tensors", g.tensors}, {"bytes", g.bytes}});
-    std::cout << j.dump(2) << "\n";
-    return 0;
-  }
-
-  std::printf("model      %s: %s, %lld layers", m.name.c_str(), hp.arch.c_str(), static_cast<long long>(hp.n_layer));
-  if (hp.full_attn_interval > 0)
-    std::printf(" (%lld full attention, %lld linear)", static_cast<long long>(hp.n_full_attention_layers()),
-                static_cast<long long>(hp.n_linear_layers()));
-  if (hp.n_expert) std::printf(", %lld experts (%lld used)", static_cast<long long>(hp.n_expert), static_cast<long long>(hp.n_expert_used));
-  std::printf(", %s of weights\n", human_bytes(weights).c_str());
-  std::printf("request    context %lld x %lld sequences, KV %s, ubatch %lld\n", static_cast<long long>(r.ctx),
-              static_cast<long long>(r.parallel), a.kv.c_str(), static_cast<long long>(r.ubatch));
-  std::printf("placement  gpu_layers %lld%s, cpu_moe %lld%s\n\n", static_cast<long long>(placed.choice.gpu_layers),
-              f->automatic_gpu_layers ? " (auto)" : "", static_cast<long long>(placed.choice.cpu_moe),
-              f->automatic_cpu_moe ? " (auto)" : "");
-  std::printf("%-26s", "component");
-  for (const auto& d : devs) std::printf("%16s", d.name.c_str());
-  std::printf("\n");
-  auto row = [&](const char* label, auto get) {
-    std::printf("%-26s", label);
-    for (size_t d = 0; d < devs.size(); ++d) std::printf("%16s", human_bytes(get(d)).c_str());
-    std::printf("\n");
-  };
-  row("routed experts", [&](size_t d) { return f->usage[d].expert_weights; });
-  row("other weights", [&](size_t d) { return f->usage[d].weights - f->usage[d].expert_weights; });
-  row("KV cache", [&](size_t d) { return f->usage[d].kv; });
-  row("recurrent state", [&](size_t d) { return f->usage[d].recurrent; });
-  row("compute buffers", [&](size_t d) { return f->usage[d].compute; });
-  row("runtime overhead", [&](size_t d) { return f->usage[d].overhead; });
-  row("total", [&](size_t d) { return f->usage[d].total(); });
-  row("usable (budget-headroom)", [&](size_t d) { return placement::usable_bytes(cfg, devs[d].budget); });
-  std::printf("\nKV cache          %llu bytes per token and sequence; %s for %lld x %lld\n",
-              static_cast<unsigned long long>(kv_tok), human_bytes(kv_total).c_str(), static_cast<long long>(r.ctx),
-              static_cast<long long>(r.parallel));
-  if (state) std::printf("recurrent state   %s per sequence\n", human_bytes(state).c_str());
-  std::printf("longest context   %lld per sequence (x%lld) with this placement", static_cast<long long>(max_ctx),
-              static_cast<long long>(r.parallel));
-  if (max_ctx_auto != max_ctx) std::printf("; %lld if auto-fit places it anew", static_cast<long long>(max_ctx_auto));
-  std::printf("\n");
-  std::printf("decode ceiling    %.1f tokens/s at position 0, %.1f at %lld", tps0, tps_ctx, static_cast<long long>(r.ctx));
-  if (r.parallel > 1)
-    std::printf("; %.1f together over %lld sequences at %lld", tps_par, static_cast<long long>(r.parallel),
-                static_cast<long long>(r.ctx));
-  std::printf("\n                  (bandwidth:");
-  for (const auto& d : devs) std::printf(" %s %.1f GB/s %s;", d.name.c_str(), d.bandwidth / 1e9, d.bandwidth_source.c_str());
-  std::printf(")\n");
-  for (const auto& w : warnings) std::printf("warning: %s\n", w.c_str());
-  if (a.explain) {
-    std::printf("\nwhy each group of tensors went where:\n");
-    for (const auto& g : groups)
-      std::printf("  %-6s %4zu tensors %12s  %s\n", g.device.c_str(), g.tensors, human_bytes(g.bytes).c_str(), g.reason.c_str());
-  }
+  auto rep = make_plan_report(m, devs, cfg, moe_auto, r, a.kv, notes);
+  if (!rep) return fail(rep.status().message());
+  if (a.json) std::cout << plan_json(*rep, a.explain).dump(2) << "\n";
+  else print_plan(*rep, a.explain);
   return 0;
 }
 
