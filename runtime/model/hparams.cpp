@@ -42,7 +42,9 @@ Result<HParams> read_hparams(const Metadata& md, int64_t n_vocab) {
   h.n_expert = opt("expert_count", 0);
   h.n_expert_used = opt("expert_used_count", 0);
   h.n_ff_exp = opt("expert_feed_forward_length", h.n_ff);
-  h.n_ff_shexp = opt("expert_shared_feed_forward_length", h.n_ff_exp);
+  // Shared experts: their width (Qwen), or a count of expert-sized ones (DeepSeek); none
+  // when neither key is there.
+  h.n_ff_shexp = opt("expert_shared_feed_forward_length", h.n_ff_exp * opt("expert_shared_count", 0));
   h.expert_weights_scale = static_cast<float>(md.get_float(p + "expert_weights_scale").value_or(1.0));
   h.expert_weights_norm = md.get_bool(p + "expert_weights_norm").value_or(false);
   h.expert_gating = opt("expert_gating_func", 1) == 2 ? 1 : 0;  // GGUF: 1 softmax, 2 sigmoid

@@ -108,6 +108,31 @@ TEST_CASE("planner: weight bytes of the Q8_0 mixes by hand", "[planner]") {
   }
 }
 
+TEST_CASE("planner: a GPU + RAM split of qwen3-30b-a3b Q8_0 by hand", "[planner]") {
+  const auto m = topology("qwen3-30b-a3b", "q8_0");
+  const uint64_t E = 2048, V = 151936, X = 128, F = 768;
+  const uint64_t experts_per_layer = 3 * q8(E * F * X), embd = q8(E * V);
+  const auto devs = gpu_and_cpu(24 * GiB, 64 * GiB);
+  // Every layer and the head on the GPU, the experts of layers 0-9 in RAM; 16K x 2 of q8_0 KV.
+  auto p = placement::place(m, devs, {}, {49, 10});
+  REQUIRE(p);
+  planner::Request r;
+  r.ctx = 16384, r.parallel = 2, r.kv_type = StorageType::Q8_0, r.ubatch = 256;
+  const auto u = planner::account(m, p->assignment, devs, r);
+  CHECK(u[1].weights == embd + 10 * experts_per_layer);
+  CHECK(u[1].expert_weights == 10 * experts_per_layer);
+  CHECK(u[0].weights == total_weights(m) - embd - 10 * experts_per_layer);
+  CHECK(u[0].expert_weights == 38 * experts_per_layer);
+  CHECK(u[0].kv == 2ull * 48 * (4 * 128 / 32 * 34) * 16384 * 2);  // all KV with the layers, on the GPU
+  CHECK(u[1].kv == 0);
+  CHECK(u[0].overhead == 512ull << 20);
+  CHECK(u[1].overhead == 256ull << 20);
+  // Compute: 256 tokens x 4 bytes x (3 x 2048 + the widest branch, the experts:
+  // 8 x (3 x 768 + 2048) + 2 x 128 router values); logits for 2 sequences on the GPU.
+  CHECK(u[0].compute == 256ull * 4 * (3 * 2048 + 8 * (3 * 768 + 2048) + 2 * 128) + 2ull * 151936 * 4);
+  CHECK(u[1].compute == 256ull * 4 * (3 * 2048 + 8 * (3 * 768 + 2048) + 2 * 128));  // the CPU runs experts too
+}
+
 TEST_CASE("planner: the Q4_K_M mix follows llama.cpp's rule", "[planner]") {
   const auto m = topology("qwen3-30b-a3b", "q4_k_m");
   CHECK(type_of(m, "output.weight") == StorageType::Q6_K);
