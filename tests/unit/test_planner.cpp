@@ -133,6 +133,26 @@ TEST_CASE("planner: a GPU + RAM split of qwen3-30b-a3b Q8_0 by hand", "[planner]
   CHECK(u[1].compute == 256ull * 4 * (3 * 2048 + 8 * (3 * 768 + 2048) + 2 * 128));  // the CPU runs experts too
 }
 
+TEST_CASE("planner: caches follow their layers when qwen3.6 is split at layer 20", "[planner]") {
+  const auto m = topology("qwen3.6-35b-a3b", "q4_k_m");
+  const auto devs = gpu_and_cpu(24 * GiB, 64 * GiB);
+  auto p = placement::place(m, devs, {}, {20, 0});  // layers 20-39 on the GPU, the head in RAM
+  REQUIRE(p);
+  planner::Request r;
+  r.ctx = 8192, r.parallel = 3;
+  const auto u = planner::account(m, p->assignment, devs, r);
+  // Full-attention layers 3, 7, ... 39: five on each side. Per layer and token, f16 K and V:
+  // 2 x 2 heads x 256 x 2 bytes = 2048.
+  CHECK(u[0].kv == 5ull * 2048 * 8192 * 3);
+  CHECK(u[1].kv == 5ull * 2048 * 8192 * 3);
+  // Fifteen delta-net layers on each side, (3 x 8192 + 32 x 128 x 128) x 4 bytes each.
+  CHECK(u[0].recurrent == 15ull * (3 * 8192 + 32 * 128 * 128) * 4 * 3);
+  CHECK(u[1].recurrent == 15ull * (3 * 8192 + 32 * 128 * 128) * 4 * 3);
+  CHECK(p->assignment.output_device == 1);
+  // The head's logits are computed in RAM: 3 rows of 248320.
+  CHECK(u[1].compute - u[0].compute == 3ull * 248320 * 4);
+}
+
 TEST_CASE("planner: the Q4_K_M mix follows llama.cpp's rule", "[planner]") {
   const auto m = topology("qwen3-30b-a3b", "q4_k_m");
   CHECK(type_of(m, "output.weight") == StorageType::Q6_K);
