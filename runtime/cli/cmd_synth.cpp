@@ -27,6 +27,10 @@ int run_synth(const SynthArgs& a) {
     for (const auto& n : synth::builtin_topology_names()) std::cout << n << "\n";
     return 0;
   }
+  if (a.no_tokenizer && !a.tokenizer.empty()) {
+    std::cerr << "switchyard synth: give --tokenizer FILE or --no-tokenizer, not both\n";
+    return 2;
+  }
   if (a.out.empty()) {
     std::cerr << "switchyard synth: -o FILE is required (where to write the model)\n";
     return 2;

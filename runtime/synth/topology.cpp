@@ -176,6 +176,10 @@ Result<Topology> load_topology_file(const std::filesystem::path& path) {
   if (!t.head_dim || !q_out || !o_in || o_in % t.head_dim) return bad_file(path, "cannot derive the attention heads of " + l0);
   t.n_head = o_in / t.head_dim;
   t.n_head_kv = r.dim(l0 + "self_attn.k_proj.weight", 0) / t.head_dim;
+  if (t.n_head_kv <= 0 || t.n_head % t.n_head_kv)
+    return bad_file(path, r.prefix + l0 + "self_attn.k_proj.weight does not give a KV head count that divides the " +
+                              std::to_string(t.n_head) + " query heads of " + std::to_string(t.head_dim) +
+                              "; give the head size in a \"config\" object (head_dim or num_attention_heads)");
   t.attn_output_gate = q_out == 2 * o_in;
   t.n_rot = t.head_dim;
 

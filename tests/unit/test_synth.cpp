@@ -232,3 +232,66 @@ TEST_CASE("routing statistics count every token and leave the logits unchanged",
   }
   CHECK(plain->engine->routing_counts().empty());
 }
+
+TEST_CASE("synth: topology files of Qwen3-MoE and Mixtral naming give their shapes", "[synth]") {
+  test::TempDir dir;
+  // Qwen3-MoE as transformers names it: per-expert projections, q/k norms.
+  nlohmann::json q;
+  q["format"] = "tensorfs-topology-v2";
+  auto& qt = q["components"][0]["tensors"];
+  qt["model.embed_tokens.weight"] = {1000, 256};
+  qt["lm_head.weight"] = {1000, 256};
+  for (int il = 0; il < 2; ++il) {
+    const std::string p = "model.layers." + std::to_string(il) + ".";
+    qt[p + "self_attn.q_proj.weight"] = {8 * 64, 256};
+    qt[p + "self_attn.k_proj.weight"] = {2 * 64, 256};
+    qt[p + "self_attn.v_proj.weight"] = {2 * 64, 256};
+    qt[p + "self_attn.o_proj.weight"] = {256, 8 * 64};
+    qt[p + "self_attn.q_norm.weight"] = {64};
+    qt[p + "mlp.gate.weight"] = {16, 256};
+    for (int e = 0; e < 16; ++e) qt[p + "mlp.experts." + std::to_string(e) + ".gate_proj.weight"] = {96, 256};
+  }
+  test::write_file(dir / "q.json", q.dump());
+  auto t = synth::load_topology_file(dir / "q.json");
+  INFO(t.status().message());
+  REQUIRE(t);
+  CHECK(t->arch == "qwen3moe");
+  CHECK(t->n_layer == 2);
+  CHECK(t->n_head == 8);
+  CHECK(t->n_head_kv == 2);
+  CHECK(t->head_dim == 64);
+  CHECK(t->n_expert == 16);
+  CHECK(t->n_expert_used == 8);
+  CHECK(t->n_ff_exp == 96);
+  CHECK_FALSE(t->tied_embeddings);
+
+  // Mixtral: block_sparse_moe, no q/k norms; the head size comes from the config.
+  nlohmann::json m;
+  m["format"] = "tensorfs-topology-v2";
+  m["config"] = {{"num_attention_heads", 8}, {"num_experts_per_tok", 2}};
+  auto& mt = m["components"][0]["tensors"];
+  mt["model.embed_tokens.weight"] = {1000, 256};
+  const std::string p = "model.layers.0.";
+  mt[p + "self_attn.q_proj.weight"] = {256, 256};
+  mt[p + "self_attn.k_proj.weight"] = {64, 256};
+  mt[p + "self_attn.o_proj.weight"] = {256, 256};
+  mt[p + "block_sparse_moe.gate.weight"] = {4, 256};
+  mt[p + "block_sparse_moe.experts.0.w1.weight"] = {384, 256};
+  test::write_file(dir / "m.json", m.dump());
+  t = synth::load_topology_file(dir / "m.json");
+  INFO(t.status().message());
+  REQUIRE(t);
+  CHECK(t->arch == "llama");
+  CHECK(t->head_dim == 32);
+  CHECK(t->n_head == 8);
+  CHECK(t->n_head_kv == 2);
+  CHECK(t->n_expert == 4);
+  CHECK(t->n_expert_used == 2);
+  CHECK(t->n_ff_exp == 384);
+  CHECK(t->tied_embeddings);
+  // And it is a model the engine runs.
+  const fs::path gguf = write(dir, *t, "q8_0");
+  auto rt = test::bring_up_model(gguf, {"f16", 64, 1, 64});
+  for (const auto& row : test::teacher_forced(*rt->engine, 0, {1, 300, 301}, {302}))
+    for (float v : row) REQUIRE(std::isfinite(v));
+}
