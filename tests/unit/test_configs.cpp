@@ -124,3 +124,12 @@ TEST_CASE("validating reads manifests only: no plugin library is loaded", "[conf
     CHECK_FALSE(reg.is_loaded(i));
   }
 }
+
+TEST_CASE("vulkan-24gb: the chat setup through Vulkan, fitting 24 GB", "[configs]") {
+  const auto r = load("vulkan-24gb.yaml");
+  REQUIRE(r.ok());
+  CHECK(r.pipeline.backends.at(0).plugin == "vulkan");
+  auto f = plan(r.pipeline, 24, 64);
+  REQUIRE(f);
+  CHECK(f->fits);
+}
