@@ -14,7 +14,7 @@ if [ ! -f "$model" ] || ! command -v tmux > /dev/null; then
 fi
 # Piped stdin: no prompt, the answer, and commands.
 out="$(printf 'Once upon a time\n/params\n' | (cd "$src" && "$exe" chat -p configs/demo.yaml -n 24) 2>&1)"
-if printf '%s' "$out" | grep -q "there was a little girl" && printf '%s' "$out" | grep -q "\[sampling: greedy"; then
+if grep -q "there was a little girl" <<< "$out" && grep -q "\[sampling: greedy" <<< "$out"; then
   echo "ok   [chat with piped stdin]"
 else
   echo "FAIL [chat with piped stdin]"; echo "$out" | head; failures_pipe=1

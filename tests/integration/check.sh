@@ -11,7 +11,9 @@ check() {
   if [ "$rc" != "$want" ]; then
     echo "FAIL [$name]: exit $rc, expected $want"; echo "$out" | head -20; failures=$((failures + 1)); return
   fi
-  if ! printf '%s' "$out" | grep -Eq -- "$regex"; then
+  # A here-string, not a pipe: grep -q exits at the first match, and under pipefail the
+  # writer's SIGPIPE would turn a match into a failure.
+  if ! grep -Eq -- "$regex" <<< "$out"; then
     echo "FAIL [$name]: output does not match /$regex/"; echo "$out" | head -20; failures=$((failures + 1)); return
   fi
   echo "ok   [$name]"

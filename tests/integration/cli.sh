@@ -35,7 +35,8 @@ check "missing file" 1 "cannot read pipeline file" -- "$exe" validate "$tmp/nope
 mkdir -p "$tmp/cwd"
 cp "$(dirname "$exe")/../lib/switchyard/plugins/libswitchyard-samplers.so" "$tmp/cwd/libcopy.so"
 check "empty path entry ignored" 0 "empty entry; ignored" -- bash -c "cd \"$tmp/cwd\" && SWITCHYARD_PLUGIN_PATH=: \"$exe\" plugins"
-if (cd "$tmp/cwd" && SWITCHYARD_PLUGIN_PATH=: "$exe" plugins 2>/dev/null | grep -q libcopy.so); then
+listing="$(cd "$tmp/cwd" && SWITCHYARD_PLUGIN_PATH=: "$exe" plugins 2>/dev/null)"
+if grep -q libcopy.so <<< "$listing"; then
   echo "FAIL [cwd not searched]: a library in the current directory was picked up"; failures=$((failures + 1))
 else
   echo "ok   [cwd not searched]"

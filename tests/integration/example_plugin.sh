@@ -30,10 +30,10 @@ cmake --build "$tmp/example" > "$tmp/build.log" || { cat "$tmp/build.log"; fail 
 
 out="$(SWITCHYARD_PLUGIN_PATH="$tmp/example" "$exe" plugins --check)"
 echo "$out"
-echo "$out" | grep -q "example-softcap 1.0.0" || fail "the example plugin is not listed"
-echo "$out" | grep -q "sampler softcap 1.0.0" || fail "the softcap component is not listed"
+grep -q "example-softcap 1.0.0" <<< "$out" || fail "the example plugin is not listed"
+grep -q "sampler softcap 1.0.0" <<< "$out" || fail "the softcap component is not listed"
 [ "$(echo "$out" | grep -c 'load: ok')" -ge 3 ] || fail "not every plugin loaded"
-echo "$out" | grep -q "load: ok" || fail "the example plugin did not load"
+grep -q "load: ok" <<< "$out" || fail "the example plugin did not load"
 
 cat > "$tmp/p.yaml" <<'YAML'
 model: m.gguf

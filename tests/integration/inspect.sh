@@ -10,8 +10,10 @@ fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 failures=0
+# A here-string, not a pipe: grep -q exits at the first match, and under pipefail the
+# writer's SIGPIPE would turn a match into a failure.
 expect() {  # expect NAME REGEX TEXT
-  if printf '%s' "$3" | grep -Eq -- "$2"; then echo "ok   [$1]"; else echo "FAIL [$1]: no /$2/"; printf '%s\n' "$3" | head -30; failures=$((failures + 1)); fi
+  if grep -Eq -- "$2" <<< "$3"; then echo "ok   [$1]"; else echo "FAIL [$1]: no /$2/"; printf '%s\n' "$3" | head -30; failures=$((failures + 1)); fi
 }
 
 out="$("$exe" inspect "$shared/models/stories260K.gguf")"

@@ -11,15 +11,17 @@ trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
 m="$tmp/demo.gguf"
+# run -m samples with a random seed, and the demo vocabulary has end-of-generation tokens:
+# checks that count tokens pass --ignore-eos.
 check "synth writes the demo model" 0 "wrote" -- "$exe" synth -o "$m"
 check "synth refuses an unknown topology" 2 "unknown topology 'gpt5'; built in: qwen3.6-35b-a3b" -- "$exe" synth --topology gpt5 -o "$tmp/x.gguf"
 check "inspect shows the demo model's shape" 0 "qwen35moe" -- "$exe" inspect "$m"
 check "run --json" 0 '"prompt_ids":\[1,2,3\].*"ids":\[[0-9]+(,[0-9]+){7}\].*"tokens_per_s"' -- \
-  "$exe" run -m "$m" --prompt-ids 1,2,3 -n 8 --json
-check "run prints ids and timings" 0 "generation: 4 tokens in .* ms" -- "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4
+  "$exe" run -m "$m" --prompt-ids 1,2,3 -n 8 --json --ignore-eos
+check "run prints ids and timings" 0 "generation: 4 tokens in .* ms" -- "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --ignore-eos
 check "teacher forcing feeds the given ids" 0 '"ids":\[5,6,7\]' -- "$exe" run -m "$m" --prompt-ids 1,2 --force-ids 5,6,7 --json
 
-"$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --logits-out "$tmp/l.jsonl" > /dev/null 2>&1
+"$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --ignore-eos --logits-out "$tmp/l.jsonl" > /dev/null 2>&1
 lines=$(wc -l < "$tmp/l.jsonl")
 if [ "$lines" = 5 ] && head -1 "$tmp/l.jsonl" | grep -Eq '^\{"pos":2,"top":\[\[[0-9]+,[-0-9.e]+\](,\[[0-9]+,[-0-9.e]+\]){19}\],"logits":\[[^]]+\]\}$'; then
   echo "ok   [--logits-out: one line per position with pos, top 20 and logits]"
@@ -32,7 +34,7 @@ check "missing model file" 1 "model file .*nope.gguf does not exist" -- "$exe" r
 check "bad prompt ids" 1 "--prompt-ids: 'x' is not a token id" -- "$exe" run -m "$m" --prompt-ids 1,x
 check "token outside the vocabulary" 1 "token id 9999 is outside the vocabulary \(0..511\)" -- "$exe" run -m "$m" --prompt-ids 1,9999
 check "context exceeded is an error, not a wrap" 1 "would hold 17 tokens, but the context length is 16" -- \
-  "$exe" run -m "$m" --prompt-ids 1,2,3,4,5,6,7,8,9,10 -n 7 --set context.length=16
+  "$exe" run -m "$m" --prompt-ids 1,2,3,4,5,6,7,8,9,10 -n 7 --ignore-eos --set context.length=16
 check "q8_0 KV runs" 0 '"ids":\[' -- "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --json --set context.kv_type=q8_0
 check "fp8 KV is refused clearly" 1 "kv_type fp8 has no attention kernel" -- "$exe" run -m "$m" --prompt-ids 1 --set context.kv_type=fp8
 check "bad override" 1 "context.kv_type" -- "$exe" run -m "$m" --prompt-ids 1 --set context.kv_type=q9_0
