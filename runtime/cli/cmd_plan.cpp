@@ -53,19 +53,6 @@ std::optional<double> parse_bandwidth(std::string s) {
   return b ? std::optional<double>(static_cast<double>(*b)) : std::nullopt;
 }
 
-std::optional<pipeline::MemoryAmount> parse_amount(const std::string& s) {
-  if (!s.empty() && s.back() == '%') {
-    try {
-      const double v = std::stod(s.substr(0, s.size() - 1));
-      if (v >= 0 && v < 100) return pipeline::MemoryAmount{v / 100, 0};
-    } catch (...) {
-    }
-    return std::nullopt;
-  }
-  const auto b = pipeline::parse_size(s);
-  return b ? std::optional<pipeline::MemoryAmount>(pipeline::MemoryAmount{0, *b}) : std::nullopt;
-}
-
 std::optional<pipeline::LayerCount> parse_layers(const std::string& s, bool& automatic) {
   using Mode = pipeline::LayerCount::Mode;
   automatic = s == "auto";
@@ -191,8 +178,8 @@ int run_plan(PlanArgs a) {
     cfg.cpu_moe = moe_auto ? pipeline::LayerCount{pipeline::LayerCount::Mode::count, 0} : *moe;
   }
   if (!a.headroom.empty() || !a.min_headroom.empty()) {
-    const auto hr = parse_amount(a.headroom.empty() ? "10%" : a.headroom);
-    const auto mhr = parse_amount(a.min_headroom.empty() ? "1GiB" : a.min_headroom);
+    const auto hr = pipeline::parse_amount(a.headroom.empty() ? "10%" : a.headroom);
+    const auto mhr = pipeline::parse_amount(a.min_headroom.empty() ? "1GiB" : a.min_headroom);
     if (!hr || !mhr) return fail("--headroom and --min-headroom take a percentage (10%) or a size (1GiB)");
     if (!a.headroom.empty()) cfg.headroom = *hr;
     if (!a.min_headroom.empty()) cfg.min_headroom = *mhr;

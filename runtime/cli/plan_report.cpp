@@ -54,8 +54,7 @@ Result<PlanReport> make_plan_report(const planner::ModelDesc& m, const std::vect
     return g && g->fits;
   });
   rep.kv_per_token = planner::kv_bytes_per_token(m.hp, r.kv_type);
-  const int64_t cells = (r.ctx + planner::kKvBlock - 1) / planner::kKvBlock * planner::kKvBlock * r.parallel;
-  rep.kv_total = rep.kv_per_token * static_cast<uint64_t>(cells);
+  rep.kv_total = rep.kv_per_token * planner::kv_cells(r);
   rep.state_per_sequence = planner::recurrent_bytes_per_sequence(m.hp);
   for (const auto& t : m.tensors) rep.weights += t.bytes;
   rep.tps_empty = planner::decode_ceiling(m, placed.assignment, devs, r, 0, 1);

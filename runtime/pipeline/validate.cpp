@@ -227,16 +227,8 @@ class Validator {
   }
 
   std::optional<MemoryAmount> amount(const Node& n, const std::string& path) {
-    if (n.kind == Node::Kind::scalar) {
-      const std::string& s = n.scalar;
-      if (!s.empty() && s.back() == '%') {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() + s.size() - 1 && std::isfinite(v) && v >= 0 && v < 100) return MemoryAmount{v / 100, 0};
-      } else if (auto b = parse_size(s)) {
-        return MemoryAmount{0, *b};
-      }
-    }
+    if (n.kind == Node::Kind::scalar)
+      if (auto a = parse_amount(n.scalar)) return a;
     c_.error(n.loc, "'" + path + "' must be a percentage below 100% like '10%' or a size like '2GiB', got " +
                         n.describe());
     return std::nullopt;
@@ -414,6 +406,18 @@ class Validator {
 }  // namespace
 
 const std::vector<std::string>& top_level_keys() { return kTop; }
+
+std::optional<MemoryAmount> parse_amount(std::string_view text) {
+  const std::string s(text);
+  if (s.empty() || s.back() != '%') {
+    const auto b = parse_size(s);
+    return b ? std::optional<MemoryAmount>(MemoryAmount{0, *b}) : std::nullopt;
+  }
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() + s.size() - 1 && std::isfinite(v) && v >= 0 && v < 100) return MemoryAmount{v / 100, 0};
+  return std::nullopt;
+}
 
 std::optional<uint64_t> parse_size(std::string_view text) {
   std::string s(text);

@@ -48,4 +48,7 @@ LoadResult load_pipeline_text(const std::string& text, const std::string& name, 
 /// Parses "24GiB", "512MiB", "1.5GB", "4096" into bytes; nullopt when malformed.
 std::optional<uint64_t> parse_size(std::string_view text);
 
+/// Parses a percentage below 100 ("10%") or a size ("2GiB"); nullopt when malformed.
+std::optional<MemoryAmount> parse_amount(std::string_view text);
+
 }  // namespace sy::pipeline

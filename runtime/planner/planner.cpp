@@ -27,9 +27,11 @@ uint64_t state_layer_bytes(const model::HParams& hp) {
   return static_cast<uint64_t>(hp.conv_state_floats() + hp.delta_state_floats()) * sizeof(float);
 }
 
-int64_t rounded_ctx(int64_t ctx) { return (ctx + kKvBlock - 1) / kKvBlock * kKvBlock; }
-
 }  // namespace
+
+uint64_t kv_cells(const Request& r) {
+  return static_cast<uint64_t>((r.ctx + kKvBlock - 1) / kKvBlock * kKvBlock * r.parallel);
+}
 
 uint64_t kv_bytes_per_token(const model::HParams& hp, StorageType kv_type) {
   return static_cast<uint64_t>(hp.n_full_attention_layers()) * kv_layer_bytes(hp, kv_type);
@@ -70,7 +72,7 @@ std::vector<DeviceUsage> account(const ModelDesc& m, const Assignment& a, const 
     if (is_routed_expert(t.name)) u[d].expert_weights += t.bytes;
     if (layer_of(t.name) >= 0) runs[d] = true;
   }
-  const auto cells = static_cast<uint64_t>(rounded_ctx(r.ctx) * r.parallel);
+  const uint64_t cells = kv_cells(r);
   for (int64_t il = 0; il < m.hp.n_layer; ++il) {
     auto& d = u[static_cast<size_t>(a.layer_device[static_cast<size_t>(il)])];
     if (m.hp.is_full_attention(il)) d.kv += kv_layer_bytes(m.hp, r.kv_type) * cells;

@@ -48,6 +48,9 @@ struct DeviceUsage {
   [[nodiscard]] uint64_t total() const { return weights + kv + recurrent + compute + overhead; }
 };
 
+/// KV cache positions a request allocates: ctx rounded up to whole blocks, per sequence.
+uint64_t kv_cells(const Request& r);
+
 /// KV bytes per token and sequence: 2 (K and V) x full-attention layers x KV heads x head
 /// size x bytes per element of the KV type (q8_0: 34/32, q4_0: 18/32).
 uint64_t kv_bytes_per_token(const model::HParams& hp, StorageType kv_type);
