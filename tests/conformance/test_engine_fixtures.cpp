@@ -46,6 +46,42 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
   return n;
 }
 
+// How far teacher-forced logits are from a reference run (`steps` and `full_logits` of the
+// main reference or of ref_llamacpp_defaults).
+struct LogitDiff {
+  double max_abs = 0;  // over every step's top-10 and the full vectors
+  double rms = 0;      // worst full vector
+  size_t argmax_misses = 0;  // steps whose margin exceeds `argmax_margin` but whose argmax differs
+};
+
+LogitDiff compare(const std::vector<std::vector<float>>& got, const json& run, double argmax_margin) {
+  LogitDiff d;
+  for (const auto& s : run["steps"]) {
+    const auto& l = got.at(s["step"].get<size_t>());
+    for (const auto& p : s["topk"]) d.max_abs = std::max(d.max_abs, std::abs(l[p[0].get<size_t>()] - p[1].get<double>()));
+    if (s["margin"].get<double>() > argmax_margin &&
+        sy::test::argmax(l.data(), static_cast<int64_t>(l.size())) != s["argmax"].get<int32_t>())
+      ++d.argmax_misses;
+  }
+  for (const auto& f : run["full_logits"]) {
+    const auto& l = got.at(f["step"].get<size_t>());
+    const auto r = f["logits"].get<std::vector<double>>();
+    double ss = 0;
+    for (size_t i = 0; i < r.size(); ++i) {
+      d.max_abs = std::max(d.max_abs, std::abs(l[i] - r[i]));
+      ss += (l[i] - r[i]) * (l[i] - r[i]);
+    }
+    d.rms = std::max(d.rms, std::sqrt(ss / static_cast<double>(r.size())));
+  }
+  return d;
+}
+
+int64_t head_size(const json& ref) {
+  const auto& h = ref["hparams"];
+  return h.value("attention.key_length",
+                 h.value("embedding_length", 0) / std::max<int64_t>(1, h.value("attention.head_count", 1)));
+}
+
 }  // namespace
 
 TEST_CASE("engine: teacher-forced logits match llama.cpp on every fixture", "[engine]") {
@@ -157,38 +193,93 @@ TEST_CASE("engine: a prompt decoded alone and inside a batch of four gives the s
   }
 }
 
-// q8_0 K/V moves logits by up to ~0.05 on these random models (measured: 0.005 - 0.04 on
-// the F32 files), on top of the file's own weight-quantization noise. A greedy sequence
-// can only be required to survive up to the first reference step whose margin is within
-// twice that noise: the README's free-running rule with the KV noise added. Several
-// K-quant files have such near-ties in their first steps, where llama.cpp's own F16-KV
-// run (ref_llamacpp_defaults) already diverges from its F32-KV run.
-TEST_CASE("engine: with a q8_0 KV cache the fixtures keep their greedy ids for 16 tokens", "[engine]") {
+// A q8_0 cache rounds every K and V element to 1/254 of its block's range (and, as in
+// ggml-cpu, the query to q8_0 for the score dot product). It gets a budget on top of the
+// file's own tolerance: 0.05 on any logit (logits have std ~2 here) and 0.02 on the rms.
+//
+// - Teacher-forced, the full vectors' rms stays within rms tolerance + 0.02, and the argmax
+//   holds wherever the reference margin exceeds twice (tolerance + 0.05): the file's own
+//   argmax rule with the budget added.
+// - On dense files every logit also stays within tolerance + 0.05. On MoE files a moved K/V
+//   can flip a near-tied expert choice, which moves single logits by more; the fixtures
+//   README says as much of llama.cpp's own noise ("the rms stays 0.02 - 0.08").
+// - Free-running ids may leave the reference at a near-tie (the file's free_running_greedy
+//   rule): they must hold up to the first reference step (at most 16) whose margin is
+//   within twice max(tolerance, 0.05). On quantized files a moved K/V flips activation
+//   roundings, so the cache's noise there is the file's own (0.06 - 0.16 measured), and
+//   several K-quant files have margins of 0.01 - 0.03 in their first steps, where
+//   llama.cpp's own F16-KV run (ref_llamacpp_defaults) leaves its F32-KV ids too.
+//   docs/engine.md has the figures.
+TEST_CASE("engine: with a q8_0 KV cache the fixtures keep their logits and greedy ids", "[engine]") {
+  constexpr double kCacheMax = 0.05, kCacheRms = 0.02;
   for (const auto& path : references()) {
     const json ref = read_json(path);
-    const int64_t head = ref["hparams"].value("attention.key_length",
-                                              ref["hparams"].value("embedding_length", 0) /
-                                                  std::max<int64_t>(1, ref["hparams"].value("attention.head_count", 1)));
     DYNAMIC_SECTION(path.filename().string()) {
       sy::test::EngineOptions o;
       o.kv_type = "q8_0";
-      if (head % 32 != 0) {
+      if (head_size(ref) % 32 != 0) {
         // q8_0 blocks of 32 cannot hold a 16-wide head: a clear error, not a wrong answer.
         CHECK_THROWS_WITH(sy::test::bring_up_model(model_of(ref), o), Catch::Contains("use kv_type f16"));
         continue;
       }
+      const double tol = ref["tolerance"]["max_abs_logit_diff"].get<double>();
+      const double rms_tol = ref["tolerance"]["rms_logit_diff"].get<double>();
+      const bool moe = ref["hparams"].value("expert_count", 0) > 0;
+      const auto want = ids(ref["greedy_ids"]);
+      {
+        auto rt = sy::test::bring_up_model(model_of(ref), o);
+        const auto d = compare(sy::test::teacher_forced(*rt->engine, 0, ids(ref["prompt_ids"]), want), ref,
+                               2 * (tol + kCacheMax));
+        std::cout << path.filename().string() << ": q8_0 KV, max |logit diff| " << d.max_abs
+                  << " (dense files: at most " << tol + kCacheMax << "), rms " << d.rms << " (at most "
+                  << rms_tol + kCacheRms << ")\n";
+        CHECK(d.argmax_misses == 0);
+        CHECK(d.rms <= rms_tol + kCacheRms);
+        if (!moe) CHECK(d.max_abs <= tol + kCacheMax);
+      }
       auto rt = sy::test::bring_up_model(model_of(ref), o);
       REQUIRE(rt->engine->kv().add(0).is_ok());
-      const auto want = ids(ref["greedy_ids"]);
       const auto got = sy::test::greedy(*rt->engine, 0, ids(ref["prompt_ids"]), static_cast<int64_t>(want.size()));
       const size_t same = common_prefix(got, want);
-      const double noise = std::max(ref["tolerance"]["max_abs_logit_diff"].get<double>(), 0.05);
+      const double noise = std::max(tol, kCacheMax);
       size_t required = 16;
       for (size_t k = 0; k < required; ++k)
         if (ref["steps"][k]["margin"].get<double>() <= 2 * noise) required = k;
       std::cout << path.filename().string() << ": q8_0 KV keeps the greedy ids for " << same << " of " << want.size()
                 << " tokens (required " << required << ")\n";
       CHECK(same >= required);
+    }
+  }
+}
+
+// The default f16 cache against llama.cpp's default settings (F16 KV, flash attention), run
+// teacher-forced on that run's own ids. The two sides differ by at most our f32 cache's
+// distance to the main reference (the file's tolerance, tested above), plus llama.cpp's
+// own distance between its two settings (`vs_main`, measured at the full-logit steps),
+// plus what rounding to f16 costs our cache: 0.01, the fixtures README's figure for F16 KV.
+// Same MoE caveat as above for single logits.
+TEST_CASE("engine: with the default f16 KV cache the logits match llama.cpp's default settings", "[engine]") {
+  constexpr double kF16Cache = 0.01;
+  for (const auto& path : references()) {
+    const json ref = read_json(path);
+    if (!ref.contains("ref_llamacpp_defaults")) continue;
+    DYNAMIC_SECTION(path.filename().string()) {
+      const json& run = ref["ref_llamacpp_defaults"];
+      double settings = 0;
+      for (const auto& v : run["vs_main"]["max_abs_logit_diff_at_full_logit_steps"]) settings = std::max(settings, v.get<double>());
+      const double tol = ref["tolerance"]["max_abs_logit_diff"].get<double>() + settings + kF16Cache;
+      const double rms_tol = ref["tolerance"]["rms_logit_diff"].get<double>() + kF16Cache;
+      const bool moe = ref["hparams"].value("expert_count", 0) > 0;
+      sy::test::EngineOptions o;
+      o.kv_type = "f16";
+      auto rt = sy::test::bring_up_model(model_of(ref), o);
+      const auto d = compare(sy::test::teacher_forced(*rt->engine, 0, ids(ref["prompt_ids"]), ids(run["greedy_ids"])),
+                             run, 2 * tol);
+      std::cout << path.filename().string() << ": f16 KV vs llama.cpp defaults, max |logit diff| " << d.max_abs
+                << " (dense files: at most " << tol << "), rms " << d.rms << " (at most " << rms_tol << ")\n";
+      CHECK(d.argmax_misses == 0);
+      CHECK(d.rms <= rms_tol);
+      if (!moe) CHECK(d.max_abs <= tol);
     }
   }
 }
