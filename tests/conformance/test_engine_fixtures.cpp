@@ -1,6 +1,6 @@
 // The engine against llama.cpp's reference outputs (shared/fixtures, see its README):
 // teacher-forced logits within each file's tolerance, argmax where the file requires it,
-// identical free-running greedy ids on F32 files, batch invariance, and q8_0 KV.
+// identical free-running greedy ids on F32 files, batch invariance, and the q8_0 and f16 caches.
 #include <catch2/catch.hpp>
 
 #include <cmath>
