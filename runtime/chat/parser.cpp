@@ -643,37 +643,21 @@ class Parser {
           }
           auto tup = node(Expr::Kind::tuple, t);
           tup->kids.push_back(std::move(first));
-          while (!accept(")")) {
-            tup->kids.push_back(expression());
-            if (!accept(",")) {
-              expect(")");
-              break;
-            }
-          }
+          comma_list(")", [&] { tup->kids.push_back(expression()); });
           return tup;
         }
         if (t.text == "[") {
           auto l = node(Expr::Kind::list, t);
-          while (!accept("]")) {
-            l->kids.push_back(expression());
-            if (!accept(",")) {
-              expect("]");
-              break;
-            }
-          }
+          comma_list("]", [&] { l->kids.push_back(expression()); });
           return l;
         }
         if (t.text == "{") {
           auto d = node(Expr::Kind::dict, t);
-          while (!accept("}")) {
+          comma_list("}", [&] {
             d->kids.push_back(expression());
             expect(":");
             d->kids.push_back(expression());
-            if (!accept(",")) {
-              expect("}");
-              break;
-            }
-          }
+          });
           return d;
         }
         break;
@@ -682,7 +666,7 @@ class Parser {
     throw ParseError("unexpected '" + t.text + "'", t.line, t.col);
   }
   void call_args(Expr& e) {
-    while (!accept(")")) {
+    comma_list(")", [&] {
       if (peek().kind == Token::Kind::name && peek(1).kind == Token::Kind::op && peek(1).text == "=") {
         std::string k = next().text;
         next();
@@ -690,8 +674,16 @@ class Parser {
       } else {
         e.kids.push_back(expression());
       }
+    });
+  }
+  // Items separated by commas up to `close`, which has not been read yet; a trailing comma
+  // is allowed, as in Python.
+  template <class Item>
+  void comma_list(const char* close, Item item) {
+    while (!accept(close)) {
+      item();
       if (!accept(",")) {
-        expect(")");
+        expect(close);
         break;
       }
     }
