@@ -1,0 +1,10 @@
+# SWITCHYARD_SANITIZE=ON builds everything (runtime, plugins, tests) with AddressSanitizer,
+# LeakSanitizer and UndefinedBehaviorSanitizer; scripts/test --sanitize uses it in its own
+# build folder. Any UB report stops the program (-fno-sanitize-recover), so ctest sees it.
+option(SWITCHYARD_SANITIZE "Build with ASan + UBSan (scripts/test --sanitize)" OFF)
+if(SWITCHYARD_SANITIZE)
+  set(sy_san_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${sy_san_flags}>")
+  add_link_options("$<$<LINK_LANGUAGE:C,CXX>:${sy_san_flags}>")
+  message(STATUS "Switchyard: sanitizers on (ASan + UBSan)")
+endif()
