@@ -43,7 +43,20 @@ class Interp {
   // builtins.cpp
   Value attribute(const Value& obj, const std::string& name, bool attr_first);
   Value apply_filter(const Expr& f, Value input);
+  // filters.cpp, tests.cpp
+  Value call_filter(const std::string& name, const Value& v, Args& a);
   bool run_test(const std::string& name, const Value& v, const Args& a);
+
+  // render.cpp (binary) and arith.cpp: Python's operators on numbers and sequences; errors
+  // carry the position.
+  Value binary(const std::string& op, const Value& a, const Value& b);
+  Value int_arith(const std::string& op, int64_t x, int64_t y);
+  Value float_pow(double x, double y);
+  Value repeat(const Value& seq, int64_t n);
+  bool ordered(const std::string& op, const Value& a, const Value& b);
+  [[noreturn]] void overflow(const std::string& expression) const;
+  /// Refuses an allocation of `n` bytes of text past the output limit (padding, indents).
+  void check_size(size_t n, const char* what) const;
 
   std::vector<std::shared_ptr<Dict>> scopes_;  // [0]: the template's top level
   std::vector<std::string> out_;               // output buffers (captures nest)
@@ -53,11 +66,9 @@ class Interp {
  private:
   void step(int line, int col);
   void emit(std::string_view s);
-  Value binary(const std::string& op, const Value& a, const Value& b);
   Value apply_filter_chain(const Expr& f, Value input);
   Value make_macro(const Node& n);
   Args eval_args(const Expr& e, size_t first = 1);
-  Value call_filter(const std::string& name, const Value& v, Args& a);
 
   Dict globals_;
   int64_t steps_ = 0;

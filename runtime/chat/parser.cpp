@@ -2,8 +2,13 @@
 // source's single trailing newline dropped, {% raw %}, loop controls and {% generation %}.
 #include "chat/parser.hpp"
 
+#include "chat/numbers.hpp"
+
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace sy::chat {
@@ -176,64 +181,18 @@ class Lexer {
       return t;
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {
-      size_t e = pos_;
-      while (e < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[e])) || s_[e] == '_')) ++e;
-      t.kind = Token::Kind::integer;
-      if (e + 1 < s_.size() && s_[e] == '.' && std::isdigit(static_cast<unsigned char>(s_[e + 1]))) {
-        ++e;
-        while (e < s_.size() && std::isdigit(static_cast<unsigned char>(s_[e]))) ++e;
-        t.kind = Token::Kind::floating;
-      }
-      if (e < s_.size() && (s_[e] == 'e' || s_[e] == 'E')) {
-        size_t k = e + 1;
-        if (k < s_.size() && (s_[k] == '+' || s_[k] == '-')) ++k;
-        if (k < s_.size() && std::isdigit(static_cast<unsigned char>(s_[k]))) {
-          while (k < s_.size() && std::isdigit(static_cast<unsigned char>(s_[k]))) ++k;
-          e = k;
-          t.kind = Token::Kind::floating;
-        }
-      }
-      for (char ch : s_.substr(pos_, e - pos_))
-        if (ch != '_') t.text += ch;
+      const size_t e = number(t);
       advance_to(e);
       return t;
     }
     if (c == '"' || c == '\'') {
       t.kind = Token::Kind::string;
       size_t e = pos_ + 1;
-      for (; e < s_.size() && s_[e] != c; ++e) {
-        if (s_[e] != '\\' || e + 1 >= s_.size()) {
-          t.text += s_[e];
-          continue;
-        }
-        const char n = s_[++e];
-        switch (n) {
-          case 'n': t.text += '\n'; break;
-          case 't': t.text += '\t'; break;
-          case 'r': t.text += '\r'; break;
-          case '\\': t.text += '\\'; break;
-          case '\'': t.text += '\''; break;
-          case '"': t.text += '"'; break;
-          case '0': t.text += '\0'; break;
-          case 'u':
-          case 'x': {
-            const size_t len = n == 'u' ? 4 : 2;
-            if (e + len < s_.size()) {
-              const uint32_t cp = static_cast<uint32_t>(std::stoul(std::string(s_.substr(e + 1, len)), nullptr, 16));
-              std::string u;
-              if (cp < 0x80) u += static_cast<char>(cp);
-              else if (cp < 0x800) u += static_cast<char>(0xC0 | (cp >> 6)), u += static_cast<char>(0x80 | (cp & 0x3F));
-              else u += static_cast<char>(0xE0 | (cp >> 12)), u += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
-                        u += static_cast<char>(0x80 | (cp & 0x3F));
-              t.text += u;
-              e += len;
-            }
-            break;
-          }
-          default: t.text += '\\', t.text += n;
-        }
-      }
+      for (; e < s_.size() && s_[e] != c; ++e)
+        if (s_[e] == '\\' && e + 1 < s_.size()) ++e;
       if (e >= s_.size()) throw ParseError("this string is never closed", t.line, t.col);
+      std::string err;
+      if (!decode_string(s_.substr(pos_ + 1, e - pos_ - 1), t.text, err)) throw ParseError(err, t.line, t.col);
       advance_to(e + 1);
       return t;
     }
@@ -247,6 +206,182 @@ class Lexer {
         return t;
       }
     throw ParseError(std::string("unexpected character '") + c + "'", line_, col_);
+  }
+
+  // (\d+_)*\d+ from `i`: the end, or npos.
+  size_t digit_run(size_t i) const {
+    if (i >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i]))) return std::string_view::npos;
+    for (;;) {
+      while (i < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i]))) ++i;
+      if (i + 1 < s_.size() && s_[i] == '_' && std::isdigit(static_cast<unsigned char>(s_[i + 1]))) {
+        ++i;
+        continue;
+      }
+      return i;
+    }
+  }
+
+  // A number with Jinja's float_re and integer_re (tried in that order): floats need a
+  // fraction or an exponent; integers are 0b/0o/0x-prefixed, or decimal without leading
+  // zeros. The token keeps the digits without underscores (and the prefix).
+  size_t number(Token& t) const {
+    const size_t npos = std::string_view::npos;
+    auto strip_underscores = [&](size_t e) {
+      for (char ch : s_.substr(pos_, e - pos_))
+        if (ch != '_') t.text += ch;
+      return e;
+    };
+    auto exponent = [&](size_t i) -> size_t {
+      if (i >= s_.size() || (s_[i] != 'e' && s_[i] != 'E')) return npos;
+      ++i;
+      if (i < s_.size() && (s_[i] == '+' || s_[i] == '-')) ++i;
+      return digit_run(i);
+    };
+    // (?<!\.): a number right after a dot is an attribute index (x.0.1), never a float.
+    const bool after_dot = pos_ > 0 && s_[pos_ - 1] == '.';
+    const size_t d = digit_run(pos_);
+    if (!after_dot) {
+      size_t f = npos;
+      if (d < s_.size() && s_[d] == '.') f = digit_run(d + 1);
+      const size_t ex = exponent(f != npos ? f : d);
+      if (ex != npos || f != npos) {
+        t.kind = Token::Kind::floating;
+        return strip_underscores(ex != npos ? ex : f);
+      }
+    }
+    t.kind = Token::Kind::integer;
+    if (s_[pos_] == '0' && pos_ + 1 < s_.size()) {
+      const char p = static_cast<char>(s_[pos_ + 1] | 0x20);
+      const int base = p == 'b' ? 2 : p == 'o' ? 8 : p == 'x' ? 16 : 0;
+      if (base != 0) {
+        // (_?digit)+ in that base
+        size_t i = pos_ + 2;
+        for (;;) {
+          const size_t k = i < s_.size() && s_[i] == '_' ? i + 1 : i;
+          if (k >= s_.size()) break;
+          const char ch = static_cast<char>(s_[k] | 0x20);
+          const int v = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : 99;
+          if (v >= base) break;
+          i = k + 1;
+        }
+        if (i > pos_ + 2) return strip_underscores(i);
+      }
+      // 0(_?0)*
+      size_t i = pos_ + 1;
+      while (i < s_.size() && (s_[i] == '0' || (s_[i] == '_' && i + 1 < s_.size() && s_[i + 1] == '0'))) i += s_[i] == '_' ? 2 : 1;
+      return strip_underscores(i);
+    }
+    return strip_underscores(d);
+  }
+
+  static void append_utf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+
+  // A string literal's body as Jinja decodes it: newlines normalised, then
+  // .encode("ascii", "backslashreplace").decode("unicode-escape"). So Python's escapes
+  // work (\n \t \xXX \uXXXX \UXXXXXXXX \ooo ...), an unknown escape stays as written, and a
+  // backslash before a non-ASCII character turns that character into its \x/\u/\U text.
+  static bool decode_string(std::string_view raw, std::string& out, std::string& err) {
+    std::string src;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '\r') {
+        src += '\n';
+        if (i + 1 < raw.size() && raw[i + 1] == '\n') ++i;
+      } else {
+        src += raw[i];
+      }
+    }
+    auto hex = [&](size_t at, size_t n, uint32_t& cp) {
+      cp = 0;
+      for (size_t k = 0; k < n; ++k) {
+        if (at + k >= src.size() || !std::isxdigit(static_cast<unsigned char>(src[at + k]))) return false;
+        const char ch = static_cast<char>(src[at + k] | 0x20);
+        cp = cp * 16 + static_cast<uint32_t>(ch <= '9' ? ch - '0' : ch - 'a' + 10);
+      }
+      return true;
+    };
+    for (size_t i = 0; i < src.size(); ++i) {
+      if (src[i] != '\\' || i + 1 >= src.size()) {
+        out += src[i];
+        continue;
+      }
+      const char n = src[++i];
+      switch (n) {
+        case '\n': break;  // a backslash-newline continues the line
+        case '\\': out += '\\'; break;
+        case '\'': out += '\''; break;
+        case '"': out += '"'; break;
+        case 'a': out += '\a'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'v': out += '\v'; break;
+        case 'x':
+        case 'u':
+        case 'U': {
+          const size_t len = n == 'x' ? 2 : n == 'u' ? 4 : 8;
+          uint32_t cp = 0;
+          if (!hex(i + 1, len, cp)) {
+            err = std::string("truncated \\") + n + std::string(len, 'X') + " escape";
+            return false;
+          }
+          if (cp > 0x10FFFF) {
+            err = "illegal Unicode character";
+            return false;
+          }
+          append_utf8(out, cp);
+          i += len;
+          break;
+        }
+        case 'N':
+          err = "\\N{...} escapes are not supported; write the character itself or a \\U escape";
+          return false;
+        default:
+          if (n >= '0' && n <= '7') {
+            uint32_t cp = 0;
+            size_t k = i;
+            for (; k < src.size() && k < i + 3 && src[k] >= '0' && src[k] <= '7'; ++k) cp = cp * 8 + static_cast<uint32_t>(src[k] - '0');
+            append_utf8(out, cp);
+            i = k - 1;
+          } else if (static_cast<unsigned char>(n) >= 0x80) {
+            // backslashreplace wrote this character as \xe9 / \u20ac / \U0001f600, and its
+            // backslash pairs with ours: a backslash, then the hex text.
+            const auto c0 = static_cast<unsigned char>(n);
+            size_t len = c0 >= 0xF0 ? 4 : c0 >= 0xE0 ? 3 : c0 >= 0xC0 ? 2 : 1;
+            if (i + len > src.size()) len = src.size() - i;
+            uint32_t cp = len == 1 ? c0 : c0 & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+            for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(src[i + k]) & 0x3F);
+            char buf[16];
+            if (cp < 0x100) std::snprintf(buf, sizeof buf, "x%02x", cp);
+            else if (cp < 0x10000) std::snprintf(buf, sizeof buf, "u%04x", cp);
+            else std::snprintf(buf, sizeof buf, "U%08x", cp);
+            out += '\\';
+            out += buf;
+            i += len - 1;
+          } else {
+            out += '\\';
+            out += n;
+          }
+      }
+    }
+    return true;
   }
 
   std::string_view s_;
@@ -593,9 +728,17 @@ class Parser {
     ExprPtr e;
     if (peek().kind == Token::Kind::op && (peek().text == "-" || peek().text == "+")) {
       const Token at = next();
-      e = node(Expr::Kind::unary, at);
-      e->name = at.text;
-      e->kids.push_back(unary(false));
+      // -9223372036854775808 is the one literal whose magnitude alone does not fit.
+      if (at.text == "-" && peek().kind == Token::Kind::integer && peek().text == "9223372036854775808") {
+        e = node(Expr::Kind::literal, at);
+        e->value = Value::integer(INT64_MIN);
+        next();
+        e = postfix(std::move(e));
+      } else {
+        e = node(Expr::Kind::unary, at);
+        e->name = at.text;
+        e->kids.push_back(unary(false));
+      }
     } else {
       e = postfix(primary());
     }
@@ -607,12 +750,15 @@ class Parser {
     switch (t.kind) {
       case Token::Kind::integer: {
         auto e = node(Expr::Kind::literal, t);
-        e->value = Value::integer(std::stoll(t.text));
+        int64_t v = 0;
+        if (num::parse_int(t.text, 0, v) != num::Parse::ok)
+          throw ParseError("integer overflow: " + t.text + " is beyond the 64-bit integers templates support", t.line, t.col);
+        e->value = Value::integer(v);
         return e;
       }
       case Token::Kind::floating: {
         auto e = node(Expr::Kind::literal, t);
-        e->value = Value::floating(std::stod(t.text));
+        e->value = Value::floating(std::strtod(t.text.c_str(), nullptr));  // 1e400 is inf, as in Python
         return e;
       }
       case Token::Kind::string: {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "chat/numbers.hpp"
 #include "chat/parser.hpp"
 #include "tokenizer/unicode.hpp"
 
@@ -310,15 +311,18 @@ Value Interp::eval(const Expr& e) {
     }
     case Expr::Kind::slice: {
       const Value obj = eval(*e.kids[0]);
+      bool bad_bound = false;
       auto bound = [&](size_t k) -> std::optional<int64_t> {
         if (!e.kids[k]) return std::nullopt;
         const Value v = eval(*e.kids[k]);
         if (v.kind == Value::Kind::none) return std::nullopt;
-        if (v.kind != Value::Kind::integer) fail(RenderFailure::Kind::type, "slice indices must be integers");
-        return v.i;
+        if (v.kind != Value::Kind::integer && v.kind != Value::Kind::boolean) bad_bound = true;
+        return int_of(v);
       };
       const auto start = bound(1), stop = bound(2), stepv = bound(3);
-      const int64_t st = stepv.value_or(1);
+      // Jinja's getitem turns the TypeError of a non-integer bound into undefined.
+      if (bad_bound) return Value::undef();
+      int64_t st = stepv.value_or(1);
       if (st == 0) fail(RenderFailure::Kind::type, "slice step cannot be zero");
       const bool is_str = obj.kind == Value::Kind::string;
       if (!is_str && obj.kind != Value::Kind::list) {
@@ -327,6 +331,9 @@ Value Interp::eval(const Expr& e) {
       }
       const List src = is_str ? iterate(obj) : *obj.list;
       const auto n = static_cast<int64_t>(src.size());
+      // A step longer than the sequence takes at most one item; capping it keeps i += st
+      // from overflowing.
+      st = std::clamp<int64_t>(st, -(n + 1), n + 1);
       auto clamp = [&](std::optional<int64_t> v, int64_t def) {
         if (!v) return def;
         int64_t x = *v < 0 ? *v + n : *v;
@@ -359,9 +366,14 @@ Value Interp::eval(const Expr& e) {
     case Expr::Kind::unary: {
       const Value v = eval(*e.kids[0]);
       if (e.name == "not") return Value::boolean(!truthy(v));
-      if (v.kind == Value::Kind::integer) return Value::integer(e.name == "-" ? -v.i : v.i);
+      if (v.is_undefined()) fail(RenderFailure::Kind::undefined, "'" + (v.undefined_name.empty() ? "value" : v.undefined_name) + "' is undefined");
       if (v.kind == Value::Kind::floating) return Value::floating(e.name == "-" ? -v.f : v.f);
-      if (v.kind == Value::Kind::boolean) return Value::integer(e.name == "-" ? -int64_t{v.b} : int64_t{v.b});
+      if (v.kind == Value::Kind::integer || v.kind == Value::Kind::boolean) {
+        if (e.name != "-") return Value::integer(int_of(v));
+        const auto r = num::neg(int_of(v));
+        if (!r) overflow("-(" + to_str(v) + ")");
+        return Value::integer(*r);
+      }
       fail(RenderFailure::Kind::type, "bad operand type for unary " + e.name + ": '" + type_name(v) + "'");
     }
     case Expr::Kind::binary: {
@@ -385,25 +397,6 @@ Value Interp::eval(const Expr& e) {
   }
   return Value::undef();
 }
-
-namespace {
-
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&#34;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
-
-}  // namespace
 
 Value Interp::binary(const std::string& op, const Value& a, const Value& b) {
   auto undefined_check = [&](const Value& v) {
@@ -445,45 +438,31 @@ Value Interp::binary(const std::string& op, const Value& a, const Value& b) {
       return Value::make_list(std::move(l));
     }
   }
-  if (op == "*" && ((a.kind == Value::Kind::string && b.kind == Value::Kind::integer) ||
-                    (a.kind == Value::Kind::integer && b.kind == Value::Kind::string))) {
-    const Value& s = a.kind == Value::Kind::string ? a : b;
-    const int64_t n = a.kind == Value::Kind::integer ? a.i : b.i;
-    if (n > 0 && s.text().size() * static_cast<size_t>(n) > opts_.max_output)
-      fail(RenderFailure::Kind::limit, "string repetition past the output limit");
-    std::string r;
-    for (int64_t k = 0; k < n; ++k) r += s.text();
-    return Value::str(std::move(r));
+  if (op == "*" && (a.kind == Value::Kind::string || a.kind == Value::Kind::list || b.kind == Value::Kind::string ||
+                    b.kind == Value::Kind::list)) {
+    const bool seq_left = a.kind == Value::Kind::string || a.kind == Value::Kind::list;
+    const Value& seq = seq_left ? a : b;
+    const Value& count = seq_left ? b : a;
+    if (count.kind != Value::Kind::integer && count.kind != Value::Kind::boolean)
+      fail(RenderFailure::Kind::type, "can't multiply sequence by non-int of type '" + type_name(count) + "'");
+    return repeat(seq, int_of(count));
   }
-  if (op == "<" || op == ">" || op == "<=" || op == ">=") {
-    int c = 0;
-    if (a.is_number() && b.is_number()) c = a.number() < b.number() ? -1 : a.number() > b.number() ? 1 : 0;
-    else if (a.kind == Value::Kind::string && b.kind == Value::Kind::string) c = a.text().compare(b.text());
-    else fail(RenderFailure::Kind::type, "'" + op + "' not supported between instances of '" + type_name(a) + "' and '" + type_name(b) + "'");
-    return Value::boolean(op == "<" ? c < 0 : op == ">" ? c > 0 : op == "<=" ? c <= 0 : c >= 0);
-  }
+  if (op == "<" || op == ">" || op == "<=" || op == ">=") return Value::boolean(ordered(op, a, b));
   if (!a.is_number() || !b.is_number()) type_error();
-  const bool ints = a.kind != Value::Kind::floating && b.kind != Value::Kind::floating;
+  if (a.kind != Value::Kind::floating && b.kind != Value::Kind::floating) return int_arith(op, int_of(a), int_of(b));
   const double x = a.number(), y = b.number();
-  const int64_t xi = static_cast<int64_t>(x), yi = static_cast<int64_t>(y);
-  if (op == "+") return ints ? Value::integer(xi + yi) : Value::floating(x + y);
-  if (op == "-") return ints ? Value::integer(xi - yi) : Value::floating(x - y);
-  if (op == "*") return ints ? Value::integer(xi * yi) : Value::floating(x * y);
+  if (op == "+") return Value::floating(x + y);
+  if (op == "-") return Value::floating(x - y);
+  if (op == "*") return Value::floating(x * y);
   if (op == "/") {
-    if (y == 0) fail(RenderFailure::Kind::type, "division by zero");
+    if (y == 0) fail(RenderFailure::Kind::type, "float division by zero");
     return Value::floating(x / y);
   }
   if (op == "//" || op == "%") {
-    if (y == 0) fail(RenderFailure::Kind::type, "integer division or modulo by zero");
-    if (ints) {
-      int64_t q = xi / yi, r = xi % yi;
-      if (r != 0 && ((r < 0) != (yi < 0))) --q, r += yi;  // Python floors
-      return Value::integer(op == "//" ? q : r);
-    }
-    const double q = std::floor(x / y);
-    return Value::floating(op == "//" ? q : x - q * y);
+    if (y == 0) fail(RenderFailure::Kind::type, op == "//" ? "float floor division by zero" : "float modulo");
+    return Value::floating(op == "//" ? num::floordiv(x, y) : num::mod(x, y));
   }
-  if (op == "**") return ints && yi >= 0 ? Value::integer(static_cast<int64_t>(std::pow(x, y))) : Value::floating(std::pow(x, y));
+  if (op == "**") return float_pow(x, y);
   fail(RenderFailure::Kind::type, "unsupported operator " + op);
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "chat/ast.hpp"
 #include "chat/value.hpp"
@@ -29,6 +30,10 @@ struct RenderFailure {
   std::string message;
   int line = 0, col = 0;
 };
+
+/// The names of the filters and tests templates can use (Jinja2's, as transformers has them).
+std::vector<std::string> filter_names();
+std::vector<std::string> test_names();
 
 class Template {
  public:

@@ -4,6 +4,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+
+#include "chat/numbers.hpp"
 
 namespace sy::chat {
 
@@ -126,6 +129,7 @@ std::string repr(const Value& v) {
       return out + "}";
     }
     case Value::Kind::ns: return "<Namespace>";
+    case Value::Kind::undefined: return "Undefined";
     default: return to_str(v);
   }
 }
@@ -143,11 +147,16 @@ std::string to_str(const Value& v) {
   }
 }
 
+std::partial_ordering compare_numbers(const Value& a, const Value& b) {
+  const bool af = a.kind == Value::Kind::floating, bf = b.kind == Value::Kind::floating;
+  if (af && bf) return a.f <=> b.f;
+  if (af) return 0 <=> num::compare(int_of(b), a.f);  // reversed: compare(b, a)
+  if (bf) return num::compare(int_of(a), b.f);
+  return int_of(a) <=> int_of(b);
+}
+
 bool equal(const Value& a, const Value& b) {
-  if (a.is_number() && b.is_number()) {
-    if (a.kind == Value::Kind::floating || b.kind == Value::Kind::floating) return a.number() == b.number();
-    return (a.kind == Value::Kind::boolean ? (a.b ? 1 : 0) : a.i) == (b.kind == Value::Kind::boolean ? (b.b ? 1 : 0) : b.i);
-  }
+  if (a.is_number() && b.is_number()) return compare_numbers(a, b) == 0;
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case Value::Kind::undefined:
@@ -228,14 +237,16 @@ void json_string(const std::string& s, std::string& out, bool ensure_ascii) {
   out += '"';
 }
 
-bool json_value(const Value& v, std::string& out, bool ascii, int indent, bool sort, int depth, std::string& err) {
+bool json_value(const Value& v, std::string& out, const JsonOptions& o, int depth, std::string& err) {
+  if (out.size() > o.max_size) {
+    err = "tojson output past the output limit of " + std::to_string(o.max_size) + " bytes";
+    return false;
+  }
   auto newline = [&](int d) {
-    if (indent >= 0) {
-      out += '\n';
-      out.append(static_cast<size_t>(indent * d), ' ');
-    }
+    if (!o.indent) return;
+    out += '\n';
+    for (int k = 0; k < d && out.size() <= o.max_size; ++k) out += *o.indent;
   };
-  const char* item_sep = indent >= 0 ? "," : ", ";
   switch (v.kind) {
     case Value::Kind::none: out += "null"; return true;
     case Value::Kind::boolean: out += v.b ? "true" : "false"; return true;
@@ -243,7 +254,7 @@ bool json_value(const Value& v, std::string& out, bool ascii, int indent, bool s
     case Value::Kind::floating:
       out += std::isnan(v.f) ? "NaN" : std::isinf(v.f) ? (v.f < 0 ? "-Infinity" : "Infinity") : float_repr(v.f);
       return true;
-    case Value::Kind::string: json_string(*v.s, out, ascii); return true;
+    case Value::Kind::string: json_string(*v.s, out, o.ensure_ascii); return true;
     case Value::Kind::list: {
       if (v.list->empty()) {
         out += "[]";
@@ -251,9 +262,9 @@ bool json_value(const Value& v, std::string& out, bool ascii, int indent, bool s
       }
       out += '[';
       for (size_t i = 0; i < v.list->size(); ++i) {
-        if (i) out += item_sep;
+        if (i) out += o.item_sep;
         newline(depth + 1);
-        if (!json_value((*v.list)[i], out, ascii, indent, sort, depth + 1, err)) return false;
+        if (!json_value((*v.list)[i], out, o, depth + 1, err)) return false;
       }
       newline(depth);
       out += ']';
@@ -267,14 +278,14 @@ bool json_value(const Value& v, std::string& out, bool ascii, int indent, bool s
       }
       std::vector<const std::pair<std::string, Value>*> items;
       for (const auto& kv : v.dict->items) items.push_back(&kv);
-      if (sort) std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
+      if (o.sort_keys) std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
       out += '{';
       for (size_t i = 0; i < items.size(); ++i) {
-        if (i) out += item_sep;
+        if (i) out += o.item_sep;
         newline(depth + 1);
-        json_string(items[i]->first, out, ascii);
-        out += ": ";
-        if (!json_value(items[i]->second, out, ascii, indent, sort, depth + 1, err)) return false;
+        json_string(items[i]->first, out, o.ensure_ascii);
+        out += o.key_sep;
+        if (!json_value(items[i]->second, out, o, depth + 1, err)) return false;
       }
       newline(depth);
       out += '}';
@@ -288,8 +299,28 @@ bool json_value(const Value& v, std::string& out, bool ascii, int indent, bool s
 
 }  // namespace
 
-bool to_json(const Value& v, std::string& out, bool ensure_ascii, int indent, bool sort_keys, std::string& err) {
-  return json_value(v, out, ensure_ascii, indent, sort_keys, 0, err);
+bool to_json(const Value& v, std::string& out, const JsonOptions& o, std::string& err) {
+  if (!json_value(v, out, o, 0, err)) return false;
+  if (out.size() > o.max_size) {
+    err = "tojson output past the output limit of " + std::to_string(o.max_size) + " bytes";
+    return false;
+  }
+  return true;
+}
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&#34;"; break;
+      case '\'': o += "&#39;"; break;
+      default: o += c;
+    }
+  }
+  return o;
 }
 
 Value from_json(const nlohmann::ordered_json& j) {
@@ -297,7 +328,13 @@ Value from_json(const nlohmann::ordered_json& j) {
     case nlohmann::json::value_t::null: return Value::none();
     case nlohmann::json::value_t::boolean: return Value::boolean(j.get<bool>());
     case nlohmann::json::value_t::number_integer: return Value::integer(j.get<int64_t>());
-    case nlohmann::json::value_t::number_unsigned: return Value::integer(static_cast<int64_t>(j.get<uint64_t>()));
+    case nlohmann::json::value_t::number_unsigned: {
+      // Above 2**63 - 1 a JSON integer does not fit the interpreter's integers; the nearest
+      // float keeps its magnitude instead of wrapping it to a negative number.
+      const auto u = j.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return Value::floating(static_cast<double>(u));
+      return Value::integer(static_cast<int64_t>(u));
+    }
     case nlohmann::json::value_t::number_float: return Value::floating(j.get<double>());
     case nlohmann::json::value_t::string: return Value::str(j.get<std::string>());
     case nlohmann::json::value_t::array: {

@@ -3,9 +3,11 @@
 // what these reproduce.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -108,12 +110,29 @@ std::string repr(const Value& v);
 std::string float_repr(double d);
 /// Python's == between values.
 bool equal(const Value& a, const Value& b);
+/// Python's ordering of two numbers (bool, int, float), exact between integers and floats;
+/// unordered when a NaN is involved.
+std::partial_ordering compare_numbers(const Value& a, const Value& b);
+/// The integer value of an int or bool.
+inline int64_t int_of(const Value& v) { return v.kind == Value::Kind::boolean ? int64_t{v.b} : v.i; }
 /// The type name Python would print ("str", "list", "NoneType", ...).
 std::string type_name(const Value& v);
 
-/// json.dumps(v, ensure_ascii, indent, separators=None -> defaults, sort_keys). Returns
-/// false (and sets `err`) for values JSON cannot hold.
-bool to_json(const Value& v, std::string& out, bool ensure_ascii, int indent, bool sort_keys, std::string& err);
+/// json.dumps's options. `indent` unset is the one-line form; set, each level is indented
+/// by that string (Python's indent=n is n spaces).
+struct JsonOptions {
+  bool ensure_ascii = false;
+  std::optional<std::string> indent;
+  std::string item_sep = ", ", key_sep = ": ";  // Python: "," when indenting
+  bool sort_keys = false;
+  size_t max_size = SIZE_MAX;  // stops with an error past this many bytes
+};
+/// json.dumps(v, ...). Returns false (and sets `err`) for values JSON cannot hold or output
+/// past `max_size`.
+bool to_json(const Value& v, std::string& out, const JsonOptions& o, std::string& err);
+
+/// markupsafe.escape on text: & < > " ' as HTML entities.
+std::string html_escape(const std::string& s);
 
 /// A JSON document as template values (objects keep their order; 2 stays an integer and
 /// 2.0 a float).
