@@ -10,21 +10,10 @@
 
 #include "mapped_file.hpp"
 #include "parse.hpp"
+#include "split.hpp"
 #include "switchyard/format.hpp"
 
 namespace sy::gguf {
-
-/// The parts of a split-model file name: prefix, this shard's number and the count.
-struct SplitName {
-  std::string prefix;  ///< path up to "-00001-of-00003.gguf"
-  int number = 0;
-  int count = 0;
-  /// The file name of shard `n` (1-based).
-  [[nodiscard]] std::filesystem::path shard(int n) const;
-};
-
-/// Recognises "PREFIX-NNNNN-of-MMMMM.gguf"; nullopt for any other name.
-std::optional<SplitName> parse_split_name(const std::filesystem::path& p);
 
 class Model final : public ModelSource {
  public:

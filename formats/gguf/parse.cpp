@@ -1,10 +1,13 @@
 #include "parse.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <stdexcept>
 #include <unordered_set>
+
+#include "switchyard/utf8.hpp"
 
 namespace sy::gguf {
 namespace {
@@ -14,10 +17,23 @@ struct ParseError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A name for a message: at most 80 bytes (cut at a character boundary), with bytes that are
+// not UTF-8 and control characters written as \xNN, so the message itself is always text.
 std::string quoted(const std::string& s) {
+  size_t n = std::min<size_t>(s.size(), 80);
+  for (int back = 0; back < 3 && n > 0 && n < s.size() && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80; ++back) --n;
   std::string out = "'";
-  for (unsigned char c : s.substr(0, 80)) out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-  return out + (s.size() > 80 ? "...'" : "'");
+  for (unsigned char c : escape_invalid_utf8(std::string_view(s).substr(0, n))) {
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + (n < s.size() ? "...'" : "'");
 }
 
 class Cursor {
@@ -52,6 +68,20 @@ class Cursor {
            " bytes, more than the " + std::to_string(remaining()) + " left in the file");
     std::string s(reinterpret_cast<const char*>(b_.data() + pos_), static_cast<size_t>(len));
     pos_ += static_cast<size_t>(len);
+    return s;
+  }
+
+  // A key or tensor name: GGUF strings are UTF-8, and names are compared and printed, so
+  // one that is not is refused where it starts (its length field), not passed on.
+  std::string name(const char* what, const char* noun, const char* rule) {
+    const size_t at = pos_;
+    std::string s = string(what);
+    if (const auto bad = first_invalid_utf8(s)) {
+      char detail[64];
+      std::snprintf(detail, sizeof detail, "byte 0x%02x at position %zu", static_cast<unsigned char>(s[*bad]), *bad);
+      fail(std::string(noun) + " " + quoted(s) + " at offset " + std::to_string(at) + " is not valid UTF-8 (" + detail +
+           "); " + rule);
+    }
     return s;
   }
 
@@ -171,7 +201,7 @@ Result<File> parse(std::span<const std::byte> bytes, const std::string& name) {
     std::unordered_set<std::string> keys;
     f.kv.reserve(static_cast<size_t>(n_kv));
     for (uint64_t i = 0; i < n_kv; ++i) {
-      std::string key = c.string("a metadata key");
+      std::string key = c.name("a metadata key", "metadata key", "GGUF keys must be UTF-8, so the file is damaged or its converter is broken");
       if (!keys.insert(key).second) c.fail("duplicate metadata key " + quoted(key));
       const uint32_t tid = c.read<uint32_t>("a metadata value type");
       const auto t = meta_type_of_gtype(tid);
@@ -191,7 +221,7 @@ Result<File> parse(std::span<const std::byte> bytes, const std::string& name) {
     f.tensors.reserve(static_cast<size_t>(n_tensors));
     for (uint64_t i = 0; i < n_tensors; ++i) {
       TensorInfo t;
-      t.desc.name = c.string("a tensor name");
+      t.desc.name = c.name("a tensor name", "tensor name", "GGUF tensor names must be UTF-8, so the file is damaged or its converter is broken");
       if (t.desc.name.empty()) c.fail("tensor " + std::to_string(i) + " has an empty name");
       if (!names.insert(t.desc.name).second) c.fail("duplicate tensor name " + quoted(t.desc.name));
       const std::string tn = "tensor " + quoted(t.desc.name);

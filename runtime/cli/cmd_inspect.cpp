@@ -7,15 +7,37 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/json_text.hpp"
 #include "model/source.hpp"
 #include "registry/registry.hpp"
 #include "util/bytes.hpp"
 #include "switchyard/quant.hpp"
+#include "switchyard/utf8.hpp"
 
 namespace sy::cli {
 namespace {
 
 using nlohmann::ordered_json;
+
+// Every string a model file or the user gave is printed through this: metadata values keep
+// their bytes, and the ones that are not UTF-8 appear as \xNN (docs/formats.md).
+std::string text(std::string_view s) { return escape_invalid_utf8(s); }
+
+// The escaped text of `s` when it fits in `n` bytes; otherwise its first whole characters
+// and escapes in n - 3 bytes, then "...".
+std::string clipped(std::string_view s, size_t n) {
+  const std::string all = text(s);
+  if (all.size() <= n) return all;
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = utf8_sequence_length(s, i);
+    const std::string piece = len ? std::string(s.substr(i, len)) : text(s.substr(i, 1));
+    if (out.size() + piece.size() > n - 3) break;
+    out += piece;
+    i += len ? len : 1;
+  }
+  return out + "...";
+}
 
 ordered_json to_json(const MetaValue& v) {
   return std::visit(
@@ -27,6 +49,8 @@ ordered_json to_json(const MetaValue& v) {
           return a;
         } else if constexpr (std::is_same_v<X, uint8_t> || std::is_same_v<X, int8_t>) {
           return static_cast<int>(x);
+        } else if constexpr (std::is_same_v<X, std::string>) {
+          return text(x);
         } else {
           return x;
         }
@@ -41,13 +65,13 @@ std::string short_text(const MetaValue& v) {
     if (a->items.size() > 8) s += ", ... (" + std::to_string(a->items.size()) + " items)";
     return s + "]";
   }
-  if (const auto* s = std::get_if<std::string>(&v)) return s->size() > 60 ? "\"" + s->substr(0, 57) + "...\"" : "\"" + *s + "\"";
+  if (const auto* s = std::get_if<std::string>(&v)) return "\"" + clipped(*s, 60) + "\"";
   if (const auto* f = std::get_if<float>(&v)) {  // an f32 printed as a double shows noise digits
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.7g", static_cast<double>(*f));
     return buf;
   }
-  return to_json(v).dump();
+  return json_text(to_json(v));
 }
 
 using util::human_bytes;
@@ -126,14 +150,14 @@ int dump_tensor(const ModelSource& src, const std::string& name, const std::stri
 int run_inspect(const Args& a) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(a.model, ec)) {
-    std::cerr << "switchyard: model file " << a.model << " does not exist or is not a file\n";
+    std::cerr << "switchyard: model file " << text(a.model) << " does not exist or is not a file\n";
     return 1;
   }
   std::vector<std::string> warnings;
   registry::Registry reg(registry::default_search_path({}, warnings));
   auto opened = model::open_source(reg, a.model);
   if (!opened) {
-    std::cerr << "switchyard: " << opened.status().message() << "\n";
+    std::cerr << "switchyard: " << text(opened.status().message()) << "\n";
     return 1;
   }
   const ModelSource& src = *opened->source;
@@ -164,16 +188,16 @@ int run_inspect(const Args& a) {
 
   if (a.json) {
     ordered_json out;
-    out["path"] = a.model;
+    out["path"] = text(a.model);
     out["format"] = fmt_name;
-    out["architecture"] = arch;
-    if (auto n = md.get_string("general.name")) out["name"] = *n;
+    out["architecture"] = text(arch);
+    if (auto n = md.get_string("general.name")) out["name"] = text(*n);
     ordered_json hp = ordered_json::object();
-    for (const auto& [k, v] : hparams) hp[k] = to_json(*v);
+    for (const auto& [k, v] : hparams) hp[text(k)] = to_json(*v);
     out["hyperparameters"] = hp;
     ordered_json tok = ordered_json::object();
-    if (auto m = md.get_string("tokenizer.ggml.model")) tok["model"] = *m;
-    if (auto p = md.get_string("tokenizer.ggml.pre")) tok["pre"] = *p;
+    if (auto m = md.get_string("tokenizer.ggml.model")) tok["model"] = text(*m);
+    if (auto p = md.get_string("tokenizer.ggml.pre")) tok["pre"] = text(*p);
     tok["tokens"] = n_tokens;
     tok["merges"] = n_merges;
     for (const char* s : special)
@@ -189,17 +213,17 @@ int run_inspect(const Args& a) {
     if (a.tensors) {
       ordered_json list = ordered_json::array();
       for (const auto& t : tensors)
-        list.push_back({{"name", t.name}, {"type", std::string(storage_type_name(t.type))}, {"shape", t.shape},
+        list.push_back({{"name", text(t.name)}, {"type", std::string(storage_type_name(t.type))}, {"shape", t.shape},
                         {"bytes", t.bytes}});
       out["tensors"] = list;
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
     return 0;
   }
 
-  std::cout << "model:          " << a.model << " (" << fmt_name << ")\n";
-  std::cout << "architecture:   " << (arch.empty() ? "(not stated)" : arch) << "\n";
-  if (auto n = md.get_string("general.name")) std::cout << "name:           " << *n << "\n";
+  std::cout << "model:          " << text(a.model) << " (" << fmt_name << ")\n";
+  std::cout << "architecture:   " << (arch.empty() ? "(not stated)" : text(arch)) << "\n";
+  if (auto n = md.get_string("general.name")) std::cout << "name:           " << text(*n) << "\n";
   std::cout << "parameters:     " << human_count(params) << "\n";
   std::cout << "tensors:        " << tensors.size() << ", " << human_bytes(bytes) << "\n";
   for (const auto& [name, e] : by_type)
@@ -207,9 +231,9 @@ int run_inspect(const Args& a) {
                 human_bytes(e.second).c_str());
   std::cout << std::flush;
   std::cout << "hyper-parameters:\n";
-  for (const auto& [k, v] : hparams) std::cout << "  " << k << " = " << short_text(*v) << "\n";
-  std::cout << "tokenizer:      " << md.get_string("tokenizer.ggml.model").value_or("(none)");
-  if (auto p = md.get_string("tokenizer.ggml.pre")) std::cout << " (pre: " << *p << ")";
+  for (const auto& [k, v] : hparams) std::cout << "  " << text(k) << " = " << short_text(*v) << "\n";
+  std::cout << "tokenizer:      " << text(md.get_string("tokenizer.ggml.model").value_or("(none)"));
+  if (auto p = md.get_string("tokenizer.ggml.pre")) std::cout << " (pre: " << text(*p) << ")";
   std::cout << ", " << n_tokens << " tokens";
   if (n_merges) std::cout << ", " << n_merges << " merges";
   for (const char* s : special)
@@ -218,7 +242,7 @@ int run_inspect(const Args& a) {
   if (a.tensors) {
     std::cout << "\n";
     for (const auto& t : tensors)
-      std::printf("  %-48s %-8s %-24s %s\n", t.name.c_str(), std::string(storage_type_name(t.type)).c_str(),
+      std::printf("  %-48s %-8s %-24s %s\n", text(t.name).c_str(), std::string(storage_type_name(t.type)).c_str(),
                   shape_text(t.shape).c_str(), human_bytes(t.bytes).c_str());
   }
   return 0;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/json_text.hpp"
 #include "cli/plan_report.hpp"
 #include "pipeline/validate.hpp"
 #include "planner/describe.hpp"
@@ -195,7 +196,7 @@ int run_plan(PlanArgs a) {
 
   auto rep = make_plan_report(m, devs, cfg, moe_auto, r, a.kv, notes);
   if (!rep) return fail(rep.status().message());
-  if (a.json) std::cout << plan_json(*rep, a.explain).dump(2) << "\n";
+  if (a.json) std::cout << json_text(plan_json(*rep, a.explain), 2) << "\n";
   else print_plan(*rep, a.explain);
   return 0;
 }

@@ -32,7 +32,7 @@ Result<std::unique_ptr<tok::Tokenizer>> load(const TokArgs& a) {
   registry::Registry reg(registry::default_search_path({}, warnings));
   auto opened = model::open_source(reg, a.model);
   if (!opened) return opened.status();
-  return tok::Tokenizer::from_gguf(opened->source->metadata());
+  return tok::Tokenizer::from_gguf(opened->source->metadata(), a.model);
 }
 
 int run_tokenize(const TokArgs& a) {

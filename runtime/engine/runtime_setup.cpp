@@ -54,7 +54,7 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
     auto t = tok::Tokenizer::from_hf(p.model.tokenizer);
     if (!t) return t.status();
     rt->tokenizer = std::move(*t);
-  } else if (auto t = tok::Tokenizer::from_gguf(rt->model->metadata()); t) {
+  } else if (auto t = tok::Tokenizer::from_gguf(rt->model->metadata(), p.model.path.string()); t) {
     rt->tokenizer = std::move(*t);
   } else {
     rt->tokenizer_note = t.status().message();

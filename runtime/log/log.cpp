@@ -7,14 +7,38 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "switchyard/utf8.hpp"
+
 namespace sy::log {
 namespace {
+
+// Log lines quote models' strings, which need not be UTF-8: each sink gets the line with such
+// bytes escaped as \xNN (sy::escape_invalid_utf8), the same as inspect prints them.
+class EscapingSink final : public spdlog::sinks::sink {
+ public:
+  explicit EscapingSink(spdlog::sink_ptr inner) : inner_(std::move(inner)) {}
+  void log(const spdlog::details::log_msg& msg) override {
+    const std::string_view text(msg.payload.data(), msg.payload.size());
+    if (!sy::first_invalid_utf8(text)) return inner_->log(msg);
+    const std::string escaped = sy::escape_invalid_utf8(text);
+    spdlog::details::log_msg copy = msg;
+    copy.payload = spdlog::string_view_t(escaped.data(), escaped.size());
+    inner_->log(copy);
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> f) override { inner_->set_formatter(std::move(f)); }
+
+ private:
+  spdlog::sink_ptr inner_;
+};
 
 // The sink list and level live in spdlog's registry scope: this struct is only reached
 // through state(), and every logger is registered with spdlog.
 struct State {
   std::mutex mutex;
-  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_color_sink_mt>()};
+  std::vector<spdlog::sink_ptr> sinks{
+      std::make_shared<EscapingSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>())};
   spdlog::level::level_enum level = spdlog::level::warn;
 };
 
@@ -51,7 +75,7 @@ Status set_level(std::string_view level) {
 Status add_file(const std::string& path) {
   spdlog::sink_ptr sink;
   try {
-    sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
+    sink = std::make_shared<EscapingSink>(std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false));
   } catch (const spdlog::spdlog_ex& e) {
     return error::io_error("cannot open log file " + path + ": " + e.what());
   }

@@ -150,7 +150,10 @@ void Tokenizer::spm_text(std::string_view text, std::vector<int32_t>& out) const
       out.push_back(id);
       return;
     }
-    for (unsigned char c : t) out.push_back(byte_token(c));
+    // A byte without a token (and no unknown token) is dropped rather than given an id
+    // outside the vocabulary.
+    for (unsigned char c : t)
+      if (const int32_t id = byte_token(c); id >= 0) out.push_back(id);
   };
   for (int i = 0; i >= 0; i = sym[static_cast<size_t>(i)].next) emit(sym[static_cast<size_t>(i)].text);
 }
@@ -214,10 +217,8 @@ std::string Tokenizer::piece(int32_t id) const {
   if (verbatim_[static_cast<size_t>(id)]) return t;
   std::string out;
   if (kind_ == Kind::spm) {
-    if (types_[static_cast<size_t>(id)] == 6 && t.size() == 6) {  // <0xXX>
-      out += static_cast<char>(std::stoi(t.substr(3, 2), nullptr, 16));
-      return out;
-    }
+    if (types_[static_cast<size_t>(id)] == 6)
+      if (const auto b = byte_token_value(t)) return std::string(1, static_cast<char>(*b));  // <0xXX>
     for (size_t i = 0; i < t.size();) {
       if (t.compare(i, 3, "\xE2\x96\x81") == 0) {
         out += ' ';
@@ -243,7 +244,7 @@ std::string Tokenizer::piece(int32_t id) const {
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool strip_leading_space) const {
   std::string out;
   for (size_t i = 0; i < ids.size(); ++i) {
-    std::string p = piece(ids[i]);
+    std::string p = piece(ids[i]);  // empty for an id outside the vocabulary
     if (i == 0 && strip_leading_space && kind_ == Kind::spm && add_space_prefix_ && !p.empty() && p[0] == ' ' &&
         !verbatim_[static_cast<size_t>(ids[i])])
       p.erase(0, 1);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "switchyard/utf8.hpp"
 #include "tokenizer/unicode.hpp"
 
 namespace sy::tok {
@@ -104,7 +105,7 @@ Result<std::vector<std::string>> PreTokenizer::patterns_for(std::string_view pre
   if (it != table().end()) return it->second;
   std::string names;
   for (const auto& [k, v] : table()) names += (names.empty() ? "" : ", ") + k;
-  return error::unsupported("tokenizer.ggml.pre '" + std::string(pre) + "' is not a pre-tokenizer this build knows (" +
+  return error::unsupported("tokenizer.ggml.pre '" + escape_invalid_utf8(pre) + "' is not a pre-tokenizer this build knows (" +
                             names + ")");
 }
 
@@ -131,7 +132,7 @@ Result<PreTokenizer> PreTokenizer::create(const std::vector<std::string>& patter
     if (!c->code) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(err, msg, sizeof msg);
-      return error::invalid_argument("pre-tokenizer pattern " + pat + " does not compile at offset " +
+      return error::invalid_argument("pre-tokenizer pattern " + escape_invalid_utf8(pat) + " does not compile at offset " +
                                      std::to_string(at) + ": " + reinterpret_cast<const char*>(msg));
     }
     pcre2_jit_compile(c->code, PCRE2_JIT_COMPLETE);  // the interpreter remains when JIT is unavailable

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,11 +24,16 @@ class Tokenizer {
  public:
   enum class Kind { spm, bpe };
 
-  /// From GGUF metadata (tokenizer.ggml.*).
-  static Result<std::unique_ptr<Tokenizer>> from_gguf(const Metadata& md);
+  /// From GGUF metadata (tokenizer.ggml.*). `source` (the model file) starts error messages.
+  static Result<std::unique_ptr<Tokenizer>> from_gguf(const Metadata& md, std::string_view source = "the model");
   /// From a Hugging Face tokenizer.json, plus tokenizer_config.json when it exists beside
   /// it (BOS/EOS and add_bos/add_eos).
   static Result<std::unique_ptr<Tokenizer>> from_hf(const std::filesystem::path& tokenizer_json);
+  /// The same from the two documents' text (`config_json` absent: no tokenizer_config.json);
+  /// the names start error messages.
+  static Result<std::unique_ptr<Tokenizer>> from_hf_text(std::string_view tokenizer_json,
+                                                         std::optional<std::string_view> config_json,
+                                                         const std::string& name, const std::string& config_name);
 
   /// Token ids of `text`. add_special: BOS/EOS as the tokenizer asks; parse_special:
   /// special tokens written in the text become their ids (added tokens that are not

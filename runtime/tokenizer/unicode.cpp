@@ -3,6 +3,7 @@
 #include <unicode/normalizer2.h>
 #include <unicode/unistr.h>
 
+#include <charconv>
 #include <unordered_map>
 
 namespace sy::tok {
@@ -70,6 +71,15 @@ int unicode_to_byte(uint32_t cp) {
   }();
   const auto it = inverse.find(cp);
   return it == inverse.end() ? -1 : it->second;
+}
+
+std::optional<uint8_t> byte_token_value(std::string_view token) {
+  if (token.size() != 6 || token.substr(0, 3) != "<0x" || token[5] != '>') return std::nullopt;
+  unsigned v = 0;
+  const char* digits = token.data() + 3;
+  const auto [end, ec] = std::from_chars(digits, digits + 2, v, 16);
+  if (ec != std::errc() || end != digits + 2) return std::nullopt;
+  return static_cast<uint8_t>(v);
 }
 
 std::string nfc(std::string_view text) {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,10 @@ size_t incomplete_utf8_tail(std::string_view s);
 const std::array<std::string, 256>& byte_to_unicode();
 /// The inverse: a byte for a code point of that alphabet, or -1.
 int unicode_to_byte(uint32_t cp);
+
+/// The byte a SentencePiece byte token names ("<0x0A>" -> 0x0A): exactly "<0x", two hex
+/// digits and ">"; nullopt for any other text.
+std::optional<uint8_t> byte_token_value(std::string_view token);
 
 /// Unicode Normalization Form C of UTF-8 text (invalid UTF-8 is left unchanged).
 std::string nfc(std::string_view text);

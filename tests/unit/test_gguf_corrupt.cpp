@@ -3,9 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <optional>
 
 #include "gguf_bytes.hpp"
 #include "parse.hpp"
+#include "split.hpp"
 
 using sy::test::GgufBytes;
 
@@ -154,4 +156,57 @@ TEST_CASE("every prefix of a valid file is rejected cleanly", "[gguf]") {
     CHECK_FALSE(r.has_value());
   }
   CHECK(sy::gguf::parse(std::as_bytes(std::span(g.b)), "f.gguf").has_value());
+}
+
+namespace {
+
+// A parsed shard with these split keys and tensor names (each an F32 [8]).
+sy::gguf::File shard_file(std::optional<uint32_t> no, std::optional<uint32_t> count, std::optional<uint32_t> total,
+                          std::vector<std::string> tensors) {
+  GgufBytes g;
+  const uint64_t n_kv = (no ? 1 : 0) + (count ? 1 : 0) + (total ? 1 : 0);
+  g.header(3, tensors.size(), n_kv);
+  if (no) g.kv_u32("split.no", *no);
+  if (count) g.kv_u32("split.count", *count);
+  if (total) g.kv_u32("split.tensors.count", *total);
+  for (size_t i = 0; i < tensors.size(); ++i) g.tensor(tensors[i], {8}, 0, 32 * i);
+  g.pad().data(32 * tensors.size());
+  auto r = sy::gguf::parse(std::as_bytes(std::span(g.b)), "shard");
+  REQUIRE(r.has_value());
+  return std::move(r.value());
+}
+
+}  // namespace
+
+TEST_CASE("split sets: shards must agree on their position, count and tensors", "[gguf]") {
+  using sy::gguf::ShardRef;
+  const auto a = shard_file(0, 2, 3, {"x", "y"});
+  const auto b = shard_file(1, 2, std::nullopt, {"z"});
+  CHECK(sy::gguf::check_split_set(std::vector<ShardRef>{{&a, "m-1"}, {&b, "m-2"}}).is_ok());
+
+  const auto b_wrong_no = shard_file(0, 2, std::nullopt, {"z"});
+  CHECK(sy::gguf::check_split_set(std::vector<ShardRef>{{&a, "m-1"}, {&b_wrong_no, "m-2"}}).message() ==
+        "m-2: 'split.no' is 0, expected 1 for shard 2 of 2");
+  const auto b_wrong_count = shard_file(1, 3, std::nullopt, {"z"});
+  CHECK(sy::gguf::check_split_set(std::vector<ShardRef>{{&a, "m-1"}, {&b_wrong_count, "m-2"}}).message() ==
+        "m-2: 'split.count' is 3, but the model has 2 shards");
+  const auto b_repeats = shard_file(1, 2, std::nullopt, {"y"});
+  CHECK(sy::gguf::check_split_set(std::vector<ShardRef>{{&a, "m-1"}, {&b_repeats, "m-2"}}).message() ==
+        "m-2: tensor 'y' also appears in an earlier shard");
+  const auto a_miscounted = shard_file(0, 2, 4, {"x", "y"});
+  CHECK(sy::gguf::check_split_set(std::vector<ShardRef>{{&a_miscounted, "m-1"}, {&b, "m-2"}}).message() ==
+        "m-1: 'split.tensors.count' says 4 tensors, but the shards hold 3");
+}
+
+TEST_CASE("split file names: five digits each, shard within the count", "[gguf]") {
+  const auto n = sy::gguf::parse_split_name("dir/model-00002-of-00003.gguf");
+  REQUIRE(n.has_value());
+  CHECK(n->prefix == "dir/model");
+  CHECK(n->number == 2);
+  CHECK(n->count == 3);
+  CHECK(n->shard(1) == std::filesystem::path("dir/model-00001-of-00003.gguf"));
+  for (const char* bad : {"model-00004-of-00003.gguf", "model-00000-of-00003.gguf", "model-0001-of-00003.gguf",
+                          "model--0001-of-00003.gguf", "model-000a1-of-00003.gguf", "model-00001-of-00003.ggml",
+                          "-00001-of-0000.gguf", "model.gguf", ""})
+    CHECK_FALSE(sy::gguf::parse_split_name(bad).has_value());
 }
