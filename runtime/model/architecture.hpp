@@ -44,6 +44,9 @@ class Architecture {
 /// The architecture named by hp.arch, with its weights resolved; an unknown
 /// architecture or a missing tensor is an error naming it.
 Result<std::unique_ptr<Architecture>> make_architecture(const HParams& hp, const Weights& w);
+/// Whether a model of these hyper-parameters and tensors would load: every tensor the
+/// architecture needs is there with the shape its hyper-parameters give (no data is read).
+Status check_layout(const HParams& hp, std::span<const TensorDesc> tensors);
 /// DeepSeek-V2/V3 style: multi-head latent attention, dense then routed layers.
 Result<std::unique_ptr<Architecture>> make_deepseek2(const HParams& hp, const Weights& w);
 

@@ -5,6 +5,7 @@
 // place; docs/engine.md lists what each switch means.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -33,24 +34,25 @@ class Decoder final : public Architecture {
   Decoder(const Traits& tr, const HParams& hp, const Weights& w) : tr_(tr), hp_(hp), dev_(w.device()) {}
 
   Status resolve(const Weights& w) {
-    Resolver r(w, tr_.name);
-    emb_ = resolve_embeddings(r);
+    Resolver r(w, tr_.name, views_);
+    const Dims d{hp_};
+    emb_ = resolve_embeddings(r, d);
     layers_.resize(static_cast<size_t>(hp_.n_layer));
-    for (int64_t il = 0; il < hp_.n_layer; ++il) {
+    for (int64_t il = 0; il < hp_.n_layer && r.status(); ++il) {
       auto& L = layers_[static_cast<size_t>(il)];
       const std::string b = "blk." + std::to_string(il) + ".";
-      L.attn_norm = r.req(b + "attn_norm.weight");
-      L.ffn_norm = r.req(b + (tr_.hybrid ? "post_attention_norm.weight" : "ffn_norm.weight"));
+      L.attn_norm = r.req_f32(b + "attn_norm.weight", {d.embd()});
+      L.ffn_norm = r.req_f32(b + (tr_.hybrid ? "post_attention_norm.weight" : "ffn_norm.weight"), {d.embd()});
       L.full = !tr_.hybrid || hp_.is_full_attention(il);
       if (L.full) {
-        L.attn = resolve_attention(r, b);
+        L.attn = resolve_attention(r, d, b, tr_.hybrid);
       } else {
-        L.delta = resolve_delta(r, b);
+        L.delta = resolve_delta(r, hp_, b);
       }
       if (hp_.n_expert > 0 && w.find(b + "ffn_gate_inp.weight")) {
-        L.moe = resolve_moe(r, b);
+        L.moe = resolve_moe(r, d, b);
       } else {
-        L.ffn = resolve_ffn(r, b, "");
+        L.ffn = resolve_ffn(r, d, b, "", d.ff());
       }
     }
     return r.status();
@@ -85,6 +87,7 @@ class Decoder final : public Architecture {
   Traits tr_;
   HParams hp_;
   int dev_;
+  std::deque<GraphTensor> views_;  // rows of fused tensors the layers point into
   EmbeddingWeights emb_;
   std::vector<LayerWeights> layers_;
 };
@@ -97,10 +100,18 @@ Result<std::unique_ptr<Architecture>> make_architecture(const HParams& hp, const
   for (const auto& t : kTraits) {
     if (hp.arch == t.name) {
       if (t.hybrid && (hp.full_attn_interval <= 0 || hp.ssm_state <= 0 || hp.ssm_groups <= 0 || hp.ssm_v_heads <= 0 ||
-                       hp.ssm_conv_kernel <= 0))
+                       hp.ssm_conv_kernel <= 1))
         return error::invalid_argument("the " + hp.arch +
                                        " model lacks its linear-attention hyper-parameters (full_attention_interval, "
-                                       "ssm.conv_kernel, ssm.state_size, ssm.group_count, ssm.time_step_rank)");
+                                       "ssm.conv_kernel of 2 or more, ssm.state_size, ssm.group_count, "
+                                       "ssm.time_step_rank, each positive)");
+      if (t.hybrid && hp.ssm_v_heads % hp.ssm_groups != 0)
+        return error::invalid_argument(hp.arch + ".ssm.time_step_rank (" + std::to_string(hp.ssm_v_heads) +
+                                       " value heads) must be a multiple of " + hp.arch + ".ssm.group_count (" +
+                                       std::to_string(hp.ssm_groups) + " key heads)");
+      if (hp.n_expert == 0 && hp.n_ff <= 0)
+        return error::invalid_argument(hp.arch + ".feed_forward_length is missing or 0; a model without experts "
+                                       "needs its feed-forward width");
       auto d = std::make_unique<Decoder>(t, hp, w);
       if (auto st = d->resolve(w); !st) return st;
       return std::unique_ptr<Architecture>(std::move(d));

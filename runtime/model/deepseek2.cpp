@@ -5,6 +5,7 @@
 // leading_dense_block_count layers have a dense FFN, the rest sigmoid-routed experts
 // (selection biased by exp_probs_b) plus unconditional shared experts.
 #include <cmath>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -33,31 +34,46 @@ class DeepSeek2 final : public Architecture {
   DeepSeek2(const HParams& hp, const Weights& w) : hp_(hp), dev_(w.device()) {}
 
   Status resolve(const Weights& w) {
-    Resolver r(w, "deepseek2");
-    emb_ = resolve_embeddings(r);
+    Resolver r(w, "deepseek2", views_);
+    const Dims d{hp_};
+    const Dim heads{hp_.n_head, d.key("attention.head_count", hp_.n_head)};
+    const Dim q_rank{hp_.q_lora_rank, d.key("attention.q_lora_rank", hp_.q_lora_rank)};
+    const Dim kv_rank{hp_.kv_lora_rank, d.key("attention.kv_lora_rank", hp_.kv_lora_rank)};
+    const Dim rot{hp_.n_rot, d.key("rope.dimension_count", hp_.n_rot)};
+    const Dim q{hp_.n_head * hp_.head_dim_k_mla,
+                heads.from + " x " + d.key("attention.key_length_mla", hp_.head_dim_k_mla)};
+    const Dim nope{hp_.head_dim_k_mla - hp_.n_rot,
+                   d.key("attention.key_length_mla", hp_.head_dim_k_mla) + " - " + rot.from};
+    const Dim v{hp_.head_dim_v_mla, d.key("attention.value_length_mla", hp_.head_dim_v_mla)};
+    const Dim o{hp_.n_head * hp_.head_dim_v_mla, heads.from + " x " + v.from};
+    emb_ = resolve_embeddings(r, d);
     layers_.resize(static_cast<size_t>(hp_.n_layer));
-    for (int64_t il = 0; il < hp_.n_layer; ++il) {
+    for (int64_t il = 0; il < hp_.n_layer && r.status(); ++il) {
       auto& L = layers_[static_cast<size_t>(il)];
       const std::string b = "blk." + std::to_string(il) + ".";
-      L.attn_norm = r.req(b + "attn_norm.weight");
-      L.ffn_norm = r.req(b + "ffn_norm.weight");
+      L.attn_norm = r.req_f32(b + "attn_norm.weight", {d.embd()});
+      L.ffn_norm = r.req_f32(b + "ffn_norm.weight", {d.embd()});
       if (hp_.q_lora_rank > 0) {
-        L.mla.q_a = r.req(b + "attn_q_a.weight");
-        L.mla.q_a_norm = r.req(b + "attn_q_a_norm.weight");
-        L.mla.q_b = r.req(b + "attn_q_b.weight");
+        L.mla.q_a = r.req(b + "attn_q_a.weight", {d.embd(), q_rank});
+        L.mla.q_a_norm = r.req_f32(b + "attn_q_a_norm.weight", {q_rank});
+        L.mla.q_b = r.req(b + "attn_q_b.weight", {q_rank, q});
       } else {
-        L.mla.q = r.req(b + "attn_q.weight");
+        L.mla.q = r.req(b + "attn_q.weight", {d.embd(), q});
       }
-      L.mla.kv_a = r.req(b + "attn_kv_a_mqa.weight");
-      L.mla.kv_a_norm = r.req(b + "attn_kv_a_norm.weight");
-      L.mla.k_b = r.req(b + "attn_k_b.weight");
-      L.mla.v_b = r.req(b + "attn_v_b.weight");
-      L.mla.o = r.req(b + "attn_output.weight");
+      L.mla.kv_a = r.req(b + "attn_kv_a_mqa.weight", {d.embd(), {kv_rank.n + rot.n, kv_rank.from + " + " + rot.from}});
+      L.mla.kv_a_norm = r.req_f32(b + "attn_kv_a_norm.weight", {kv_rank});
+      if (!r.has(b + "attn_k_b.weight") && r.has(b + "attn_kv_b.weight"))
+        r.fail("the model has " + b + "attn_kv_b.weight but no " + b +
+               "attn_k_b.weight: files converted before llama.cpp split the latent projection are not supported; "
+               "convert the checkpoint again with a current convert_hf_to_gguf.py");
+      L.mla.k_b = r.req(b + "attn_k_b.weight", {nope, kv_rank, heads});
+      L.mla.v_b = r.req(b + "attn_v_b.weight", {kv_rank, v, heads});
+      L.mla.o = r.req(b + "attn_output.weight", {o, d.embd()});
       if (il < hp_.n_leading_dense) {
-        L.ffn = resolve_ffn(r, b, "");
+        L.ffn = resolve_ffn(r, d, b, "", d.ff());
       } else {
-        L.moe = resolve_moe(r, b);
-        L.moe.select_bias = r.opt(b + "exp_probs_b.bias");
+        L.moe = resolve_moe(r, d, b);
+        L.moe.select_bias = r.opt_f32(b + "exp_probs_b.bias", {d.experts()});
       }
     }
     return r.status();
@@ -123,6 +139,7 @@ class DeepSeek2 final : public Architecture {
 
   HParams hp_;
   int dev_;
+  std::deque<GraphTensor> views_;
   EmbeddingWeights emb_;
   std::vector<Layer> layers_;
   mutable std::vector<int32_t> head_ids_;  // grows to the largest ubatch, then stays
@@ -131,6 +148,10 @@ class DeepSeek2 final : public Architecture {
 }  // namespace
 
 Result<std::unique_ptr<Architecture>> make_deepseek2(const HParams& hp, const Weights& w) {
+  if (hp.n_expert == 0 && hp.n_leading_dense < hp.n_layer)
+    return error::invalid_argument("deepseek2.expert_count is missing or 0, but the layers after deepseek2."
+                                   "leading_dense_block_count (" + std::to_string(hp.n_leading_dense) +
+                                   ") route to experts");
   if (hp.kv_lora_rank <= 0 || hp.head_dim_k_mla <= hp.n_rot || hp.head_dim_v_mla <= 0 || hp.n_head_kv != 1 ||
       hp.head_dim_k != hp.kv_lora_rank + hp.n_rot || hp.head_dim_v != hp.kv_lora_rank)
     return error::invalid_argument(

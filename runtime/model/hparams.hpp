@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "switchyard/metadata.hpp"
@@ -15,7 +16,9 @@ namespace sy::model {
 
 struct HParams {
   std::string arch;
-  int64_t n_vocab = 0, n_embd = 0, n_layer = 0, n_ctx_train = 0;
+  int64_t n_vocab = 0, n_embd = 0, n_ctx_train = 0;
+  int64_t n_layer = 0;        ///< blocks decoding runs: block_count less the prediction blocks
+  int64_t n_layer_nextn = 0;  ///< multi-token-prediction blocks after them (never run)
   int64_t n_head = 0, n_head_kv = 0, head_dim_k = 0, head_dim_v = 0;
   int64_t n_ff = 0;
   float eps = 1e-5f;
@@ -48,10 +51,17 @@ struct HParams {
   [[nodiscard]] int64_t delta_state_floats() const { return ssm_state * ssm_state * ssm_v_heads; }
 };
 
-/// Reads the hyper-parameters; `n_vocab` comes from the token table's row count.
+/// Reads the hyper-parameters; `n_vocab` comes from the token table's row count. Every
+/// value is range-checked and cross-checked; a problem is an error naming the key, the
+/// value found and what it must be.
 Result<HParams> read_hparams(const Metadata& md, int64_t n_vocab);
 
-/// The hyper-parameters of a model with these tensors (n_vocab from token_embd.weight).
+/// The hyper-parameters of a model with these tensors (n_vocab from token_embd.weight),
+/// also checked against them: embedding_length and vocab_size against token_embd.weight,
+/// block_count against the blk.N tensors present.
 Result<HParams> read_hparams(const Metadata& md, std::span<const TensorDesc> tensors);
+
+/// N of a "blk.N.*" tensor name, or -1 for any other name (never throws).
+int64_t block_index(std::string_view name);
 
 }  // namespace sy::model

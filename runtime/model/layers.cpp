@@ -6,73 +6,209 @@ namespace sy::model {
 
 using graph::TensorId;
 
-const GraphTensor* Resolver::req(const std::string& name) {
-  const GraphTensor* t = w_.find(name);
-  if (!t && status_)
-    status_ = error::invalid_argument("the model file lacks tensor " + name + ", which the " + arch_ +
-                                      " architecture needs; the file may be incomplete or mislabelled");
-  return t;
+namespace {
+
+std::string shape_text(const GraphTensor& t) {
+  int dims = 4;
+  while (dims > 1 && t.ne[dims - 1] == 1) --dims;
+  std::string s = "[";
+  for (int i = 0; i < dims; ++i) s += (i ? ", " : "") + std::to_string(t.ne[i]);
+  return s + "]";
 }
 
-EmbeddingWeights resolve_embeddings(Resolver& r) {
+std::string shape_text(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i].n);
+  return s + "]";
+}
+
+}  // namespace
+
+bool Resolver::check(const std::string& name, const GraphTensor& t, const Shape& shape) {
+  for (size_t i = 0; i < 4; ++i) {
+    const int64_t want = i < shape.size() ? shape[i].n : 1;
+    if (t.ne[i] == want) continue;
+    std::string why = "tensor " + name + " is " + shape_text(t) + " but the " + arch_ + " metadata needs " +
+                      shape_text(shape) + ": ";
+    if (i < shape.size())
+      why += "dimension " + std::to_string(i + 1) + " is " + std::to_string(t.ne[i]) + " where " + shape[i].from +
+             (shape[i].from.find(" x ") != std::string::npos || shape[i].from.find(" + ") != std::string::npos
+                  ? " gives " + std::to_string(want)
+                  : "");
+    else
+      why += "it has " + std::to_string(i + 1) + " or more dimensions where " + std::to_string(shape.size()) +
+             " are expected";
+    fail(why + "; the file's hyper-parameters disagree with its tensors");
+    return false;
+  }
+  return true;
+}
+
+const GraphTensor* Resolver::req(const std::string& name, const Shape& shape) {
+  const GraphTensor* t = w_.find(name);
+  if (!t) {
+    fail("the model file lacks tensor " + name + ", which the " + arch_ +
+         " architecture needs; the file may be incomplete or mislabelled");
+    return nullptr;
+  }
+  return check(name, *t, shape) ? t : nullptr;
+}
+
+const GraphTensor* Resolver::opt(const std::string& name, const Shape& shape) {
+  const GraphTensor* t = w_.find(name);
+  return t && check(name, *t, shape) ? t : nullptr;
+}
+
+bool Resolver::check_f32(const std::string& name, const GraphTensor* t) {
+  if (!t || t->type == StorageType::F32) return true;
+  fail("tensor " + name + " is stored as " + std::string(storage_type_name(t->type)) +
+       "; norm weights, biases and convolution kernels must be F32");
+  return false;
+}
+
+const GraphTensor* Resolver::req_f32(const std::string& name, const Shape& shape) {
+  const GraphTensor* t = req(name, shape);
+  return check_f32(name, t) ? t : nullptr;
+}
+
+const GraphTensor* Resolver::opt_f32(const std::string& name, const Shape& shape) {
+  const GraphTensor* t = opt(name, shape);
+  return check_f32(name, t) ? t : nullptr;
+}
+
+const GraphTensor* Resolver::rows(const GraphTensor* t, int64_t first, int64_t n) {
+  if (!t) return nullptr;
+  GraphTensor v = *t;
+  const bool vector = t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1;
+  size_t bytes = 0;
+  if (vector) {
+    // Biases: F32 or F16 elements, so any element starts a block.
+    if (storage_type_info(t->type).block_size != 1) {
+      fail("a fused bias stored as " + std::string(storage_type_name(t->type)) + " cannot be split; convert it to F32");
+      return nullptr;
+    }
+    v.ne[0] = n;
+    bytes = static_cast<size_t>(first * t->nb[0]);
+  } else {
+    v.ne[1] = n;
+    bytes = static_cast<size_t>(first * t->nb[1]);
+  }
+  graph::set_contiguous_strides(v);
+  v.offset += bytes;
+  if (v.data) v.data = static_cast<std::byte*>(v.data) + bytes;
+  views_.push_back(v);
+  return &views_.back();
+}
+
+EmbeddingWeights resolve_embeddings(Resolver& r, const Dims& d) {
   EmbeddingWeights e;
-  e.tok_embd = r.req("token_embd.weight");
-  e.out_norm = r.req("output_norm.weight");
-  e.output = r.opt("output.weight");
+  e.tok_embd = r.req("token_embd.weight", {d.embd(), d.vocab()});
+  e.out_norm = r.req_f32("output_norm.weight", {d.embd()});
+  e.output = r.opt("output.weight", {d.embd(), d.vocab()});
   if (!e.output) e.output = e.tok_embd;  // tied embeddings
+  e.output_bias = r.opt_f32("output.bias", {d.vocab()});
+  // llama.cpp multiplies RoPE frequencies by these factors (Llama 3.1 scaling); running
+  // without them would give plausible but wrong logits, so the file is refused instead.
+  if (r.has("rope_freqs.weight"))
+    r.fail("the model has rope_freqs.weight (per-frequency RoPE factors, as Llama 3.1 files carry), which this "
+           "build cannot apply yet; it would compute wrong logits");
   return e;
 }
 
 TensorId lm_head(Ctx& c, const EmbeddingWeights& w, TensorId x) {
-  const TensorId logits = c.g.matmul(c.w(w.output), c.g.norm(x, c.w(w.out_norm), c.hp.eps));
+  TensorId logits = c.g.matmul(c.w(w.output), c.g.norm(x, c.w(w.out_norm), c.hp.eps));
+  if (w.output_bias) logits = c.g.binary(OpKind::add, logits, c.w(w.output_bias));
   c.g.mark_output(logits);
   return logits;
 }
 
-AttentionWeights resolve_attention(Resolver& r, const std::string& p) {
+AttentionWeights resolve_attention(Resolver& r, const Dims& d, const std::string& p, bool gated_q) {
   AttentionWeights a;
-  a.q = r.req(p + "attn_q.weight");
-  a.k = r.req(p + "attn_k.weight");
-  a.v = r.req(p + "attn_v.weight");
-  a.o = r.req(p + "attn_output.weight");
-  a.bq = r.opt(p + "attn_q.bias");
-  a.bk = r.opt(p + "attn_k.bias");
-  a.bv = r.opt(p + "attn_v.bias");
-  a.q_norm = r.opt(p + "attn_q_norm.weight");
-  a.k_norm = r.opt(p + "attn_k_norm.weight");
+  const Dim q = d.q(gated_q), k = d.k(), v = d.v();
+  if (r.has(p + "attn_qkv.weight")) {
+    // llama.cpp's fused layout: the query rows, then the key rows, then the value rows.
+    const Dim qkv{q.n + k.n + v.n, "(" + q.from + ") + (" + k.from + ") + (" + v.from + ")"};
+    const GraphTensor* f = r.req(p + "attn_qkv.weight", {d.embd(), qkv});
+    a.q = r.rows(f, 0, q.n);
+    a.k = r.rows(f, q.n, k.n);
+    a.v = r.rows(f, q.n + k.n, v.n);
+    if (const GraphTensor* b = r.opt_f32(p + "attn_qkv.bias", {qkv})) {
+      a.bq = r.rows(b, 0, q.n);
+      a.bk = r.rows(b, q.n, k.n);
+      a.bv = r.rows(b, q.n + k.n, v.n);
+    } else {  // as an earlier llama.cpp release wrote them beside a fused weight
+      a.bq = r.opt_f32(p + "attn_q.bias", {q});
+      a.bk = r.opt_f32(p + "attn_k.bias", {k});
+      a.bv = r.opt_f32(p + "attn_v.bias", {v});
+    }
+  } else {
+    a.q = r.req(p + "attn_q.weight", {d.embd(), q});
+    a.k = r.req(p + "attn_k.weight", {d.embd(), k});
+    a.v = r.req(p + "attn_v.weight", {d.embd(), v});
+    a.bq = r.opt_f32(p + "attn_q.bias", {q});
+    a.bk = r.opt_f32(p + "attn_k.bias", {k});
+    a.bv = r.opt_f32(p + "attn_v.bias", {v});
+  }
+  a.o = r.req(p + "attn_output.weight", {d.o(), d.embd()});
+  a.bo = r.opt_f32(p + "attn_output.bias", {d.embd()});
+  a.q_norm = r.opt_f32(p + "attn_q_norm.weight", {d.head_k()});
+  a.k_norm = r.opt_f32(p + "attn_k_norm.weight", {d.head_k()});
   return a;
 }
 
-DeltaNetWeights resolve_delta(Resolver& r, const std::string& p) {
-  DeltaNetWeights d;
-  d.qkv = r.req(p + "attn_qkv.weight");
-  d.z = r.req(p + "attn_gate.weight");
-  d.conv = r.req(p + "ssm_conv1d.weight");
-  d.dt_bias = r.req(p + "ssm_dt.bias");
-  d.a = r.req(p + "ssm_a");
-  d.beta = r.req(p + "ssm_beta.weight");
-  d.alpha = r.req(p + "ssm_alpha.weight");
-  d.norm = r.req(p + "ssm_norm.weight");
-  d.out = r.req(p + "ssm_out.weight");
-  return d;
+DeltaNetWeights resolve_delta(Resolver& r, const HParams& hp, const std::string& p) {
+  const Dims d{hp};
+  const Dim state{hp.ssm_state, d.key("ssm.state_size", hp.ssm_state)};
+  const Dim vh{hp.ssm_v_heads, d.key("ssm.time_step_rank", hp.ssm_v_heads)};
+  const Dim vdim{hp.ssm_v_heads * hp.ssm_state, vh.from + " x " + state.from};
+  const Dim ch{2 * hp.ssm_groups * hp.ssm_state + hp.ssm_v_heads * hp.ssm_state,
+               "2 x " + d.key("ssm.group_count", hp.ssm_groups) + " x " + state.from + " + " + vdim.from};
+  const Dim kernel{hp.ssm_conv_kernel, d.key("ssm.conv_kernel", hp.ssm_conv_kernel)};
+  DeltaNetWeights w;
+  w.qkv = r.req(p + "attn_qkv.weight", {d.embd(), ch});
+  w.z = r.req(p + "attn_gate.weight", {d.embd(), vdim});
+  w.conv = r.req_f32(p + "ssm_conv1d.weight", {kernel, ch});
+  w.dt_bias = r.req_f32(p + "ssm_dt.bias", {vh});
+  w.a = r.req_f32(p + "ssm_a", {vh});
+  w.beta = r.req(p + "ssm_beta.weight", {d.embd(), vh});
+  w.alpha = r.req(p + "ssm_alpha.weight", {d.embd(), vh});
+  w.norm = r.req_f32(p + "ssm_norm.weight", {state});
+  w.out = r.req(p + "ssm_out.weight", {vdim, d.embd()});
+  return w;
 }
 
-FfnWeights resolve_ffn(Resolver& r, const std::string& p, const std::string& suffix) {
+FfnWeights resolve_ffn(Resolver& r, const Dims& d, const std::string& p, const std::string& suffix, const Dim& width) {
   FfnWeights f;
-  f.gate = r.req(p + "ffn_gate" + suffix + ".weight");
-  f.up = r.req(p + "ffn_up" + suffix + ".weight");
-  f.down = r.req(p + "ffn_down" + suffix + ".weight");
+  f.gate = r.req(p + "ffn_gate" + suffix + ".weight", {d.embd(), width});
+  f.up = r.req(p + "ffn_up" + suffix + ".weight", {d.embd(), width});
+  f.down = r.req(p + "ffn_down" + suffix + ".weight", {width, d.embd()});
+  f.b_gate = r.opt_f32(p + "ffn_gate" + suffix + ".bias", {width});
+  f.b_up = r.opt_f32(p + "ffn_up" + suffix + ".bias", {width});
+  f.b_down = r.opt_f32(p + "ffn_down" + suffix + ".bias", {d.embd()});
   return f;
 }
 
-MoeWeights resolve_moe(Resolver& r, const std::string& p) {
+MoeWeights resolve_moe(Resolver& r, const Dims& d, const std::string& p) {
   MoeWeights m;
-  m.router = r.req(p + "ffn_gate_inp.weight");
-  m.gate = r.req(p + "ffn_gate_exps.weight");
-  m.up = r.req(p + "ffn_up_exps.weight");
-  m.down = r.req(p + "ffn_down_exps.weight");
-  if (r.opt(p + "ffn_up_shexp.weight")) m.shared = resolve_ffn(r, p, "_shexp");
-  m.shared_gate = r.opt(p + "ffn_gate_inp_shexp.weight");
+  const Dim ff = d.ff_exp(), n = d.experts();
+  m.router = r.req(p + "ffn_gate_inp.weight", {d.embd(), n});
+  if (r.has(p + "ffn_gate_up_exps.weight")) {
+    // Per expert, the gate rows then the up rows (llama.cpp's ffn_gate_up_exps).
+    m.gate_up = r.req(p + "ffn_gate_up_exps.weight", {d.embd(), {2 * ff.n, "2 x " + ff.from}, n});
+  } else if (!r.has(p + "ffn_gate_exps.weight") && r.has(p + "ffn_gate.0.weight")) {
+    r.fail("the model stores its experts one tensor each (" + p +
+           "ffn_gate.0.weight ...), a layout llama.cpp no longer loads either; convert the checkpoint again with a "
+           "current convert_hf_to_gguf.py, which writes " + p + "ffn_gate_exps.weight");
+  } else if (!r.has(p + "ffn_gate_exps.weight") && r.has(p + "ffn_up_exps.weight")) {
+    r.fail("the model has " + p + "ffn_up_exps.weight but no " + p +
+           "ffn_gate_exps.weight: experts without a gate projection are not supported");
+  } else {
+    m.gate = r.req(p + "ffn_gate_exps.weight", {d.embd(), ff, n});
+    m.up = r.req(p + "ffn_up_exps.weight", {d.embd(), ff, n});
+  }
+  m.down = r.req(p + "ffn_down_exps.weight", {ff, d.embd(), n});
+  if (r.has(p + "ffn_up_shexp.weight")) m.shared = resolve_ffn(r, d, p, "_shexp", d.ff_shexp());
+  m.shared_gate = r.opt(p + "ffn_gate_inp_shexp.weight", {d.embd()});
   return m;
 }
 
@@ -141,7 +277,7 @@ TensorId attention(Ctx& c, const AttentionWeights& w, TensorId x, int64_t kv_lay
   g.op(OpKind::attention, o, {q, kc, vc, c.positions, c.seq_rows, c.tables}, {static_cast<int32_t>(c.in.block_size)},
        {1.0f / std::sqrt(static_cast<float>(hd))});
   if (gated) o = g.binary(OpKind::mul, o, g.unary(OpKind::sigmoid, gate));
-  return g.matmul(c.w(w.o), g.reshape(o, hp.head_dim_v * nh, n));
+  return add_bias(c, g.matmul(c.w(w.o), g.reshape(o, hp.head_dim_v * nh, n)), w.bo);
 }
 
 TensorId delta_net(Ctx& c, const DeltaNetWeights& w, TensorId x, int64_t state_layer) {
@@ -176,8 +312,9 @@ TensorId delta_net(Ctx& c, const DeltaNetWeights& w, TensorId x, int64_t state_l
 
 TensorId ffn(Ctx& c, const FfnWeights& w, TensorId x) {
   auto& g = c.g;
-  const TensorId h = g.binary(OpKind::swiglu, g.matmul(c.w(w.gate), x), g.matmul(c.w(w.up), x));
-  return g.matmul(c.w(w.down), h);
+  const TensorId h = g.binary(OpKind::swiglu, add_bias(c, g.matmul(c.w(w.gate), x), w.b_gate),
+                              add_bias(c, g.matmul(c.w(w.up), x), w.b_up));
+  return add_bias(c, g.matmul(c.w(w.down), h), w.b_down);
 }
 
 TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, const RouterConfig& r) {
@@ -192,7 +329,18 @@ TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, const RouterConfig& r) {
   const TensorId weights =
       g.op(OpKind::expert_weights, g.tensor(StorageType::F32, k, n), {probs, ids}, {r.renormalise ? 1 : 0}, {r.scale});
   const TensorId x3 = g.reshape(x, embd, 1, n);
-  const TensorId h = g.binary(OpKind::swiglu, g.matmul_id(c.w(w.gate), x3, ids), g.matmul_id(c.w(w.up), x3, ids));
+  TensorId h;
+  if (w.gate_up) {
+    // One product per chosen expert, then the gate and up halves of each row as views.
+    const TensorId gu = g.matmul_id(c.w(w.gate_up), x3, ids);  // [2 ff, k, n]
+    const int64_t ff = w.gate_up->ne[1] / 2;
+    const int64_t row = 2 * ff * 4;
+    const TensorId gate = g.view(gu, {ff, k, n}, {row, row * k}, 0);
+    const TensorId up = g.view(gu, {ff, k, n}, {row, row * k}, static_cast<size_t>(ff * 4));
+    h = g.op(OpKind::swiglu, g.tensor(StorageType::F32, ff, k, n), {gate, up});
+  } else {
+    h = g.binary(OpKind::swiglu, g.matmul_id(c.w(w.gate), x3, ids), g.matmul_id(c.w(w.up), x3, ids));
+  }
   const TensorId y = g.matmul_id(c.w(w.down), h, ids);
   TensorId out = g.op(OpKind::moe_combine, g.tensor(StorageType::F32, embd, n), {y, weights});
   if (w.shared.up) {

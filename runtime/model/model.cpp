@@ -26,4 +26,10 @@ Result<std::unique_ptr<Model>> Model::load(registry::Registry& reg, const std::f
   return m;
 }
 
+Status check_layout(const HParams& hp, std::span<const TensorDesc> tensors) {
+  const Weights w = Weights::shapes_only(tensors);
+  auto arch = make_architecture(hp, w);
+  return arch ? Status::ok() : arch.status();
+}
+
 }  // namespace sy::model

@@ -60,6 +60,18 @@ Result<Weights> Weights::load(const ModelSource& src, Device& device, int device
   return w;
 }
 
+Weights Weights::shapes_only(std::span<const TensorDesc> descs) {
+  Weights w;
+  for (const auto& d : descs) {
+    GraphTensor t;
+    t.type = d.type;
+    for (size_t k = 0; k < d.shape.size() && k < 4; ++k) t.ne[k] = static_cast<int64_t>(d.shape[k]);
+    graph::set_contiguous_strides(t);
+    w.tensors_.emplace(d.name, t);
+  }
+  return w;
+}
+
 const GraphTensor* Weights::find(std::string_view name) const {
   auto it = tensors_.find(std::string(name));
   return it == tensors_.end() ? nullptr : &it->second;

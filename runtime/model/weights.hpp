@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +22,10 @@ class Weights {
   /// Makes every tensor of `src` available on `device` (index `device_index` in the
   /// scheduler). `src` must outlive the result.
   static Result<Weights> load(const ModelSource& src, Device& device, int device_index);
+
+  /// The tensors' types and shapes without their data (null addresses): enough to check
+  /// a layout with make_architecture, as `plan` does from a file's header.
+  static Weights shapes_only(std::span<const TensorDesc> descs);
 
   /// The tensor, or nullptr.
   [[nodiscard]] const GraphTensor* find(std::string_view name) const;

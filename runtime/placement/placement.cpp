@@ -83,7 +83,9 @@ Placed place_with(const ModelDesc& m, const std::vector<DeviceSpec>& devices,
   p.reason.resize(m.tensors.size());
   for (size_t i = 0; i < m.tensors.size(); ++i) {
     const std::string& name = m.tensors[i].name;
-    const int64_t il = planner::layer_of(name);
+    // Prediction blocks after the decoded stack (nextn_predict_layers) follow the output.
+    int64_t il = planner::layer_of(name);
+    if (il >= static_cast<int64_t>(a.layer_device.size())) il = -1;
     int d;
     std::string why;
     if (over[i] >= 0) {

@@ -1,5 +1,6 @@
 #include "planner/describe.hpp"
 
+#include "model/architecture.hpp"
 #include "model/source.hpp"
 
 namespace sy::planner {
@@ -10,6 +11,8 @@ Result<ModelDesc> describe_file(registry::Registry& reg, const std::filesystem::
   const auto& src = *opened->source;
   auto hp = model::read_hparams(src.metadata(), src.tensors());
   if (!hp) return error::invalid_argument(path.string() + ": " + hp.status().message());
+  if (auto st = model::check_layout(*hp, src.tensors()); !st)
+    return Status(st.code(), path.string() + ": " + st.message());
   ModelDesc m;
   m.name = path.filename().string();
   m.hp = std::move(*hp);

@@ -10,11 +10,7 @@ namespace sy::planner {
 
 bool is_routed_expert(const std::string& name) { return name.find("_exps.") != std::string::npos; }
 
-int64_t layer_of(const std::string& name) {
-  if (name.rfind("blk.", 0) != 0) return -1;
-  const size_t dot = name.find('.', 4);
-  return dot == std::string::npos ? -1 : std::stoll(name.substr(4, dot - 4));
-}
+int64_t layer_of(const std::string& name) { return model::block_index(name); }
 
 namespace {
 

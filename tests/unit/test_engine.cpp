@@ -142,6 +142,7 @@ TEST_CASE("engine: an unknown architecture or a missing tensor is a load error n
     w.add(arch + ".embedding_length", uint32_t{32});
     w.add(arch + ".block_count", uint32_t{1});
     w.add(arch + ".attention.head_count", uint32_t{2});
+    w.add(arch + ".feed_forward_length", uint32_t{32});
     static std::vector<std::byte> data(32 * 32 * 4);
     auto add = [&](const std::string& n, std::vector<int64_t> shape) {
       TensorDesc d;
