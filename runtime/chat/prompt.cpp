@@ -4,15 +4,13 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "util/read_file.hpp"
 
 namespace sy::chat {
 namespace {
 
-Result<std::string> read_file(const std::filesystem::path& p, const char* what) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return error::not_found(std::string("cannot read ") + what + " " + p.string());
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
+// Template files are small; a larger one is a wrong path, not a template.
+constexpr uint64_t kMaxTemplateFileBytes = uint64_t{16} << 20;
 
 }  // namespace
 
@@ -20,9 +18,9 @@ Result<std::pair<std::string, std::string>> find_chat_template(const std::filesy
                                                                const std::filesystem::path& pipeline_file,
                                                                const std::filesystem::path& tokenizer_json,
                                                                const Metadata& md) {
-  for (const auto& p : {override_file, pipeline_file})
+  for (const auto& [p, what] : {std::pair{override_file, "--chat-template"}, std::pair{pipeline_file, "model.chat_template"}})
     if (!p.empty()) {
-      auto s = read_file(p, "chat template");
+      auto s = util::read_file(p, what, kMaxTemplateFileBytes);
       if (!s) return s.status();
       return std::make_pair(std::move(*s), p.string());
     }

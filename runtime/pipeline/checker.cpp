@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "util/parse_number.hpp"
 #include "util/suggest.hpp"
 
 namespace sy::pipeline {
@@ -32,22 +33,10 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   return s;
 }
 
-std::optional<int64_t> parse_int(const std::string& s) {
-  int64_t v = 0;
-  const char* b = s.data();
-  const char* e = s.data() + s.size();
-  if (b != e && *b == '+') ++b;
-  auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc() || p != e || b == e) return std::nullopt;
-  return v;
-}
-
 std::optional<double> parse_double(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
+  const auto v = util::parse_finite(s);
+  if (!v.ok()) return std::nullopt;
+  return v.value;
 }
 
 }  // namespace
@@ -104,12 +93,19 @@ std::optional<int64_t> Checker::integer(const Node& n, const std::string& path, 
         if (keyword) *keyword = k;
         return 0;
       }
-    if (auto v = parse_int(n.scalar)) {
-      if ((min && static_cast<double>(*v) < *min) || (max && static_cast<double>(*v) > *max)) {
+    const auto v = util::parse_integer<int64_t>(n.scalar);
+    // An integer past int64_t is out of any range a key has: say the range, as for 17 > 16.
+    if (v.error == util::NumberError::out_of_range) {
+      error(n.loc, "'" + path + "' must be " +
+                       (min || max ? range_phrase(min, max) : "an integer that fits in 64 bits") + ", got " + n.scalar);
+      return std::nullopt;
+    }
+    if (v.ok()) {
+      if ((min && static_cast<double>(v.value) < *min) || (max && static_cast<double>(v.value) > *max)) {
         error(n.loc, "'" + path + "' must be " + range_phrase(min, max) + ", got " + n.scalar);
         return std::nullopt;
       }
-      return v;
+      return v.value;
     }
   }
   std::string expected = "an integer";

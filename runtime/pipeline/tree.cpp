@@ -1,10 +1,11 @@
 #include "pipeline/tree.hpp"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <yaml-cpp/yaml.h>
+
+#include "util/parse_number.hpp"
+#include "util/read_file.hpp"
 
 namespace sy::pipeline {
 namespace fs = std::filesystem;
@@ -44,70 +45,130 @@ Location at(const YAML::Mark& m, const std::string& file) {
   return {file, m.line + 1, m.column + 1};
 }
 
-Node convert(const YAML::Node& y, const std::string& file, std::vector<Diagnostic>& diags, int depth) {
-  Node n;
-  n.loc = at(y.Mark(), file);
-  if (depth > 64) {
-    diags.push_back({n.loc, "document is nested more than 64 levels deep", false});
+// yaml-cpp keeps an alias as a second reference to its anchor's node, so nine lines of
+// lists of aliases (the "billion laughs") hold 9^9 leaves once expanded. The conversion
+// expands them; the budget stops it at a size no pipeline comes near, with an error at the
+// node where the budget ran out.
+struct Budget {
+  size_t nodes_left = kMaxDocumentNodes;
+  size_t bytes_left = kMaxDocumentScalarBytes;
+  bool exceeded = false;
+};
+
+class Converter {
+ public:
+  Converter(const std::string& file, std::vector<Diagnostic>& diags) : file_(file), diags_(diags) {}
+
+  Node convert(const YAML::Node& y, int depth) {
+    Node n;
+    n.loc = at(y.Mark(), file_);
+    if (budget_.exceeded) return n;
+    if (depth > kMaxDocumentDepth) {
+      diags_.push_back({n.loc, "document is nested more than " + std::to_string(kMaxDocumentDepth) + " levels deep",
+                        false});
+      budget_.exceeded = true;  // one message, not one per branch
+      return n;
+    }
+    if (budget_.nodes_left == 0) return over_budget(n.loc, "nodes", kMaxDocumentNodes);
+    --budget_.nodes_left;
+    switch (y.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        n.kind = Node::Kind::null;
+        break;
+      case YAML::NodeType::Scalar:
+        if (y.Scalar().size() > budget_.bytes_left) return over_budget(n.loc, "bytes of text", kMaxDocumentScalarBytes);
+        budget_.bytes_left -= y.Scalar().size();
+        n.kind = Node::Kind::scalar;
+        n.scalar = y.Scalar();
+        n.quoted = y.Tag() == "!";  // yaml-cpp tags quoted scalars "!" and plain ones "?"
+        break;
+      case YAML::NodeType::Sequence:
+        n.kind = Node::Kind::list;
+        for (const auto& item : y) {
+          n.items.push_back(convert(item, depth + 1));
+          if (budget_.exceeded) break;
+        }
+        break;
+      case YAML::NodeType::Map:
+        n.kind = Node::Kind::map;
+        for (const auto& kv : y) {
+          if (budget_.exceeded) break;
+          map_entry(n, kv.first, kv.second, depth);
+        }
+        break;
+    }
     return n;
   }
-  switch (y.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      n.kind = Node::Kind::null;
-      break;
-    case YAML::NodeType::Scalar:
-      n.kind = Node::Kind::scalar;
-      n.scalar = y.Scalar();
-      n.quoted = y.Tag() == "!";  // yaml-cpp tags quoted scalars "!" and plain ones "?"
-      break;
-    case YAML::NodeType::Sequence:
-      n.kind = Node::Kind::list;
-      for (const auto& item : y) n.items.push_back(convert(item, file, diags, depth + 1));
-      break;
-    case YAML::NodeType::Map:
-      n.kind = Node::Kind::map;
-      for (const auto& kv : y) {
-        const Location kloc = at(kv.first.Mark(), file);
-        if (!kv.first.IsScalar()) {
-          diags.push_back({kloc, "keys must be plain names, not a list or mapping", false});
-          continue;
-        }
-        const std::string key = kv.first.Scalar();
-        if (const Node* prev = n.get(key)) {
-          (void)prev;
-          diags.push_back({kloc, "duplicate key '" + key + "' (first given at line " +
-                                     std::to_string(n.key_location(key).line) + ")", false});
-          continue;
-        }
-        n.entries.push_back({key, kloc, convert(kv.second, file, diags, depth + 1)});
-      }
-      break;
+
+ private:
+  void map_entry(Node& n, const YAML::Node& k, const YAML::Node& v, int depth) {
+    const Location kloc = at(k.Mark(), file_);
+    if (!k.IsScalar()) {
+      diags_.push_back({kloc, "keys must be plain names, not a list or mapping", false});
+      return;
+    }
+    const std::string key = k.Scalar();
+    if (depth == 0) top_key_ = kloc;
+    if (n.get(key)) {
+      diags_.push_back({kloc, "duplicate key '" + key + "' (first given at line " +
+                                  std::to_string(n.key_location(key).line) + ")", false});
+      return;
+    }
+    n.entries.push_back({key, kloc, convert(v, depth + 1)});
   }
-  return n;
-}
+
+  // Reported at the top-level key being read: an expanded alias node carries its anchor's
+  // position, which is not where the repetition is.
+  Node over_budget(const Location& loc, const char* what, size_t limit) {
+    budget_.exceeded = true;
+    diags_.push_back({top_key_.line > 0 ? top_key_ : loc, "the document expands to more than " + std::to_string(limit) + " " + what +
+                               " (aliases such as *name repeat what their anchor holds); a pipeline needs far "
+                               "fewer, so remove the repetition",
+                      false});
+    Node n;
+    n.loc = loc;
+    return n;
+  }
+
+  const std::string& file_;
+  std::vector<Diagnostic>& diags_;
+  Budget budget_;
+  Location top_key_;
+};
 
 }  // namespace
 
 Node parse_yaml(const std::string& text, const std::string& file, std::vector<Diagnostic>& diags) {
   try {
     const YAML::Node y = YAML::Load(text);
-    return convert(y, file, diags, 0);
+    Converter c(file, diags);
+    return c.convert(y, 0);
   } catch (const YAML::Exception& e) {
     diags.push_back({at(e.mark, file), "YAML syntax error: " + e.msg, false});
     return {};
   }
 }
 
-Node load_yaml_file(const fs::path& path, const Location& from, std::vector<Diagnostic>& diags) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.push_back({from, "cannot read pipeline file '" + path.string() + "'", false});
+namespace {
+
+Result<std::string> read_pipeline_file(const fs::path& path) {
+  return util::read_file(path, "pipeline file", kMaxPipelineFileBytes);
+}
+
+Node load_text(const fs::path& path, const Location& from, std::vector<Diagnostic>& diags, const TextReader& read) {
+  auto text = read(path);
+  if (!text) {
+    diags.push_back({from, text.status().message(), false});
     return {};
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_yaml(ss.str(), path.string(), diags);
+  return parse_yaml(*text, path.string(), diags);
+}
+
+}  // namespace
+
+Node load_yaml_file(const fs::path& path, const Location& from, std::vector<Diagnostic>& diags) {
+  return load_text(path, from, diags, read_pipeline_file);
 }
 
 void merge_into(Node& base, const Node& over) {
@@ -127,7 +188,7 @@ void merge_into(Node& base, const Node& over) {
 namespace {
 
 Node load_chain(const fs::path& path, const Location& from, std::vector<fs::path>& stack,
-                std::vector<Diagnostic>& diags) {
+                std::vector<Diagnostic>& diags, const TextReader& read) {
   std::error_code ec;
   const fs::path canon = fs::weakly_canonical(path, ec);
   for (const auto& p : stack)
@@ -141,7 +202,7 @@ Node load_chain(const fs::path& path, const Location& from, std::vector<fs::path
     diags.push_back({from, "'extends' chain is deeper than 16 files", false});
     return {};
   }
-  Node doc = load_yaml_file(path, from, diags);
+  Node doc = load_text(path, from, diags, read);
   if (doc.kind == Node::Kind::null) return doc;
   if (doc.kind != Node::Kind::map) {
     diags.push_back({doc.loc, "a pipeline must be a mapping of sections (model, backends, ...), got " + doc.describe(),
@@ -157,7 +218,7 @@ Node load_chain(const fs::path& path, const Location& from, std::vector<fs::path
   fs::path base_path = ext->scalar;
   if (base_path.is_relative()) base_path = path.parent_path() / base_path;
   stack.push_back(canon);
-  Node base = load_chain(base_path, ext->loc, stack, diags);
+  Node base = load_chain(base_path, ext->loc, stack, diags, read);
   stack.pop_back();
   std::erase_if(doc.entries, [](const Node::Entry& e) { return e.key == "extends"; });
   if (base.kind != Node::Kind::map) return doc;
@@ -168,9 +229,13 @@ Node load_chain(const fs::path& path, const Location& from, std::vector<fs::path
 
 }  // namespace
 
-Node load_with_extends(const fs::path& path, std::vector<Diagnostic>& diags) {
+Node load_with_extends(const fs::path& path, std::vector<Diagnostic>& diags, const TextReader& read) {
   std::vector<fs::path> stack;
-  return load_chain(path, {path.string(), 0, 0}, stack, diags);
+  return load_chain(path, {path.string(), 0, 0}, stack, diags, read);
+}
+
+Node load_with_extends(const fs::path& path, std::vector<Diagnostic>& diags) {
+  return load_with_extends(path, diags, read_pipeline_file);
 }
 
 void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic>& diags) {
@@ -192,6 +257,16 @@ void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic
     }
   }
   if (!cur.empty()) segs.push_back(cur);
+  if (segs.empty()) {
+    diags.push_back({where, "an override must name a key before '=' (e.g. context.length=8192)", false});
+    return;
+  }
+  if (segs.size() > static_cast<size_t>(kMaxDocumentDepth)) {
+    diags.push_back({where, "the key path has " + std::to_string(segs.size()) + " parts; a pipeline is at most " +
+                                std::to_string(kMaxDocumentDepth) + " levels deep",
+                     false});
+    return;
+  }
 
   std::vector<Diagnostic> parse_diags;
   Node value = parse_yaml(assignment.substr(eq + 1), where.file, parse_diags);
@@ -222,14 +297,13 @@ void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic
     const bool last = i + 1 == segs.size();
     walked += (walked.empty() ? "" : ".") + s;
     if (node->kind == Node::Kind::list) {
-      const bool numeric = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-      const size_t idx = numeric ? std::stoul(s) : SIZE_MAX;
-      if (!numeric || idx >= node->items.size()) {
+      const auto idx = util::parse_integer<size_t>(s);
+      if (!idx.ok() || idx.value >= node->items.size()) {
         diags.push_back({where, "'" + walked + "': the list has " + std::to_string(node->items.size()) +
                                     " items, so '" + s + "' is not a valid index", false});
         return;
       }
-      node = &node->items[idx];
+      node = &node->items[idx.value];
     } else {
       if (node->kind == Node::Kind::null) {
         node->kind = Node::Kind::map;

@@ -4,14 +4,23 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "pipeline/diagnostics.hpp"
+#include "switchyard/status.hpp"
 
 namespace sy::pipeline {
+
+// Limits on what a pipeline document may hold, far above any real pipeline (a few
+// hundred nodes): they bound the memory and time an input can cost (docs/pipelines.md).
+inline constexpr size_t kMaxPipelineFileBytes = size_t{4} << 20;
+inline constexpr size_t kMaxDocumentNodes = 10000;               ///< after expanding aliases
+inline constexpr size_t kMaxDocumentScalarBytes = size_t{16} << 20;  ///< after expanding aliases
+inline constexpr int kMaxDocumentDepth = 64;
 
 struct Node {
   enum class Kind { null, scalar, list, map };
@@ -45,9 +54,14 @@ Node parse_yaml(const std::string& text, const std::string& file, std::vector<Di
 /// Reads and parses a file; a missing file is a diagnostic at `from`.
 Node load_yaml_file(const std::filesystem::path& path, const Location& from, std::vector<Diagnostic>& diags);
 
+/// Reads a pipeline file's text; the default is util::read_file with kMaxPipelineFileBytes.
+/// Tests and the fuzz target give an in-memory one.
+using TextReader = std::function<Result<std::string>(const std::filesystem::path&)>;
+
 /// Loads a pipeline file and resolves `extends:` chains (paths relative to the file that
 /// names them; cycles are errors). Maps merge key by key; lists and scalars replace.
 Node load_with_extends(const std::filesystem::path& path, std::vector<Diagnostic>& diags);
+Node load_with_extends(const std::filesystem::path& path, std::vector<Diagnostic>& diags, const TextReader& read);
 
 /// Applies one `key.path=value` override (value parsed as YAML; list items addressed as
 /// `backends.0.threads` or `backends[0].threads`). Missing maps on the path are created.

@@ -7,6 +7,7 @@
 
 #include "pipeline/checker.hpp"
 #include "registry/registry.hpp"
+#include "util/parse_number.hpp"
 #include "util/suggest.hpp"
 
 namespace sy::pipeline {
@@ -64,6 +65,55 @@ std::vector<fs::path> plugin_dirs_of(const Node& root, Checker& c) {
   }
   return out;
 }
+
+// std::regex compiles recursively and expands counted repetitions into copies, so a long,
+// deeply nested or heavily counted pattern costs stack and memory out of proportion to its
+// text. Tensor-name patterns need none of that; these bounds refuse it before compiling.
+constexpr size_t kMaxPatternLength = 1024;
+constexpr int kMaxPatternNesting = 32;
+constexpr uint64_t kMaxPatternCopies = 1000;
+
+}  // namespace
+
+std::optional<std::string> pattern_too_costly(const std::string& p) {
+  if (p.size() > kMaxPatternLength)
+    return "is " + std::to_string(p.size()) + " characters long; at most " + std::to_string(kMaxPatternLength) +
+           " are allowed";
+  int depth = 0;
+  uint64_t copies = 1;
+  bool in_class = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      ++i;
+    } else if (in_class) {
+      in_class = c != ']';
+    } else if (c == '[') {
+      in_class = true;
+    } else if (c == '(' && ++depth > kMaxPatternNesting) {
+      return "nests groups more than " + std::to_string(kMaxPatternNesting) + " deep";
+    } else if (c == ')') {
+      --depth;
+    } else if (c == '{') {
+      // {n}, {n,} or {n,m}: the compiled pattern holds up to max(n, m) copies of the atom.
+      uint64_t most = 0, cur = 0;
+      size_t j = i + 1;
+      for (; j < p.size() && (std::isdigit(static_cast<unsigned char>(p[j])) || p[j] == ','); ++j) {
+        cur = p[j] == ',' ? 0 : std::min<uint64_t>(cur * 10 + static_cast<uint64_t>(p[j] - '0'), kMaxPatternCopies + 1);
+        most = std::max(most, cur);
+      }
+      if (j < p.size() && p[j] == '}' && j > i + 1) {
+        copies *= std::max<uint64_t>(most, 1);
+        if (copies > kMaxPatternCopies)
+          return "repeats with counts ({n,m}) that multiply to more than " + std::to_string(kMaxPatternCopies) +
+                 "; use + or * instead";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
 
 class Validator {
  public:
@@ -229,7 +279,7 @@ class Validator {
   std::optional<MemoryAmount> amount(const Node& n, const std::string& path) {
     if (n.kind == Node::Kind::scalar)
       if (auto a = parse_amount(n.scalar)) return a;
-    c_.error(n.loc, "'" + path + "' must be a percentage below 100% like '10%' or a size like '2GiB', got " +
+    c_.error(n.loc, "'" + path + "' must be a percentage below 100% like '10%' or a size below 16 EiB like '2GiB', got " +
                         n.describe());
     return std::nullopt;
   }
@@ -270,6 +320,10 @@ class Validator {
       return;
     }
     OverrideRule r{s->substr(0, eq), s->substr(eq + 1), n.loc};
+    if (auto why = pattern_too_costly(r.pattern)) {
+      c_.error(n.loc, "'" + path + "': the regular expression " + *why);
+      return;
+    }
     try {
       std::regex re(r.pattern, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
@@ -408,27 +462,22 @@ class Validator {
 const std::vector<std::string>& top_level_keys() { return kTop; }
 
 std::optional<MemoryAmount> parse_amount(std::string_view text) {
-  const std::string s(text);
-  if (s.empty() || s.back() != '%') {
-    const auto b = parse_size(s);
+  if (text.empty() || text.back() != '%') {
+    const auto b = parse_size(text);
     return b ? std::optional<MemoryAmount>(MemoryAmount{0, *b}) : std::nullopt;
   }
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() + s.size() - 1 && std::isfinite(v) && v >= 0 && v < 100) return MemoryAmount{v / 100, 0};
+  const auto v = util::parse_finite(text.substr(0, text.size() - 1));
+  if (v.ok() && v.value >= 0 && v.value < 100) return MemoryAmount{v.value / 100, 0};
   return std::nullopt;
 }
 
 std::optional<uint64_t> parse_size(std::string_view text) {
-  std::string s(text);
   size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
   if (i == 0) return std::nullopt;
-  char* end = nullptr;
-  const std::string num = s.substr(0, i);
-  const double v = std::strtod(num.c_str(), &end);
-  if (end != num.c_str() + num.size()) return std::nullopt;
-  std::string unit = s.substr(i);
+  const auto v = util::parse_finite(text.substr(0, i));
+  if (!v.ok()) return std::nullopt;
+  std::string unit(text.substr(i));
   while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
   for (auto& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   double mult = 0;
@@ -439,9 +488,8 @@ std::optional<uint64_t> parse_size(std::string_view text) {
   for (const auto& [u, m] : units)
     if (unit == u) mult = m;
   if (mult == 0) return std::nullopt;
-  const double bytes = v * mult;
-  if (!std::isfinite(bytes) || bytes >= 1.8e19) return std::nullopt;
-  return static_cast<uint64_t>(std::llround(bytes));
+  // Sizes past 2^64 bytes have no uint64_t value; converting one would be undefined.
+  return util::to_integer<uint64_t>(std::round(v.value * mult));
 }
 
 std::vector<fs::path> plugin_dirs(const Node& root, std::vector<Diagnostic>& diags) {

@@ -45,6 +45,11 @@ LoadResult load_pipeline(const std::filesystem::path& file, const std::vector<st
 LoadResult load_pipeline_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
                               const std::vector<std::filesystem::path>* fixed_search_dirs = nullptr);
 
+/// Why a placement-override regular expression would cost too much to compile (too long,
+/// nested too deep, counted repetitions too large), as the end of a sentence; nullopt when
+/// it is fine.
+std::optional<std::string> pattern_too_costly(const std::string& pattern);
+
 /// Parses "24GiB", "512MiB", "1.5GB", "4096" into bytes; nullopt when malformed.
 std::optional<uint64_t> parse_size(std::string_view text);
 

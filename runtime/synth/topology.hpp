@@ -31,6 +31,14 @@ struct Topology {
   double rope_base = 10000.0, eps = 1e-6;
 };
 
+// Bounds on a topology, the same as the GGUF loader's for the hyper-parameters it shares
+// (model/hparams.cpp): they keep every size computed from a topology inside int64.
+inline constexpr int64_t kMaxTopologyWidth = int64_t{1} << 22;   ///< hidden, feed-forward and head sizes
+inline constexpr int64_t kMaxTopologyCount = int64_t{1} << 16;   ///< layers, heads, experts
+inline constexpr int64_t kMaxTopologyVocab = int64_t{1} << 24;
+inline constexpr int64_t kMaxTopologyContext = int64_t{1} << 30;
+inline constexpr double kMaxTopologyElements = 281474976710656.0;  ///< 2^48 weights
+
 /// Names of the built-in topologies, in a stable order.
 std::vector<std::string> builtin_topology_names();
 
@@ -43,8 +51,15 @@ Result<Topology> builtin_topology(const std::string& name);
 /// optional top-level "config" object with config.json keys.
 Result<Topology> load_topology_file(const std::filesystem::path& path);
 
+/// The same for text already read; `path` names the file in messages.
+Result<Topology> parse_topology(const std::string& text, const std::filesystem::path& path);
+
 /// A built-in name or a path to a topology file.
 Result<Topology> resolve_topology(const std::string& name_or_path);
+
+/// Checks every field against the bounds above and the whole against kMaxTopologyElements;
+/// the message names the field, its value and the allowed range.
+Status check_topology(const Topology& t);
 
 /// Scaling for quick tests: fewer layers, experts or a smaller vocabulary (0 keeps the
 /// topology's own). Keeps the hybrid layer pattern and the experts used per token valid.

@@ -93,7 +93,8 @@ const Case kCases[] = {
      "'placement.overrides[0]': device 'gpu' must be 'cpu' or a backend device with its index, like 'cuda0' or "
      "'vulkan1'"},
     {"headroom percentage", "model: m.gguf\nplacement: { headroom: 150% }\n", 2, 24,
-     "'placement.headroom' must be a percentage below 100% like '10%' or a size like '2GiB', got '150%'"},
+     "'placement.headroom' must be a percentage below 100% like '10%' or a size below 16 EiB like '2GiB', got "
+     "'150%'"},
     {"duplicate key", "model: m.gguf\ncontext: { length: 512 }\ncontext: { length: 1024 }\n", 3, 1,
      "duplicate key 'context' (first given at line 2)"},
     {"strict not boolean", "model: m.gguf\nstrict: maybe\n", 2, 9, "'strict' must be true or false, got 'maybe'"},
@@ -186,7 +187,7 @@ TEST_CASE("extends: a missing base file and a cycle are errors", "[pipeline]") {
   REQUIRE(e != nullptr);
   CHECK(e->loc.line == 1);
   CHECK(e->loc.column == 10);
-  CHECK(e->message == "cannot read pipeline file '" + (dir.path() / "nothere.yaml").string() + "'");
+  CHECK(e->message == "pipeline file '" + (dir.path() / "nothere.yaml").string() + "' does not exist");
 
   sy::test::write_file(dir / "a.yaml", "extends: b.yaml\nmodel: m.gguf\n");
   sy::test::write_file(dir / "b.yaml", "extends: a.yaml\n");
