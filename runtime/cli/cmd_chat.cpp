@@ -12,10 +12,12 @@
 
 #include "chat/prompt.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_arg.hpp"
 #include "cli/pipeline_arg.hpp"
 #include "engine/runtime_setup.hpp"
 #include "engine/sampling.hpp"
 #include "pipeline/validate.hpp"
+#include "util/read_file.hpp"
 
 namespace sy::cli {
 namespace {
@@ -113,20 +115,23 @@ class Session {
     history_.push_back({"assistant", answer});
   }
 
-  bool save(const std::string& path) const {
+  /// An empty string when saved, else why not.
+  std::string save(const std::string& path) const {
     nlohmann::ordered_json j;
     j["system"] = system_;
     j["messages"] = nlohmann::ordered_json::array();
     for (const auto& m : history_) j["messages"].push_back({{"role", m.role}, {"content", m.content}});
+    if (auto st = util::check_output_path(path, "/save"); !st) return st.message();
     std::ofstream f(path, std::ios::trunc);
-    f << j.dump(2) << "\n";
-    return static_cast<bool>(f);
+    f << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    f.close();
+    return f ? std::string() : "cannot write " + path;
   }
   std::string load(const std::string& path) {
-    std::ifstream f(path);
-    if (!f) return "cannot read " + path;
+    auto text = util::read_file(path, "/load");
+    if (!text) return text.status().message();
     try {
-      const auto j = nlohmann::json::parse(f);
+      const auto j = nlohmann::json::parse(*text);
       std::vector<chat::Message> h;
       for (const auto& m : j.at("messages")) h.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
       system_ = j.value("system", "");
@@ -256,7 +261,8 @@ int run_chat(const ChatArgs& a) {
       s.set_system(m.size() > 8 ? m.substr(8) : "");
       std::cout << "[system prompt set; conversation cleared]\n";
     } else if (m.rfind("/save ", 0) == 0) {
-      std::cout << (s.save(m.substr(6)) ? "[saved to " + m.substr(6) + "]\n" : "[cannot write " + m.substr(6) + "]\n");
+      const std::string err = s.save(m.substr(6));
+      std::cout << (err.empty() ? "[saved to " + m.substr(6) + "]\n" : "[" + err + "]\n");
     } else if (m.rfind("/load ", 0) == 0) {
       const std::string err = s.load(m.substr(6));
       std::cout << (err.empty() ? "[loaded " + std::to_string(s.turns()) + " messages]\n" : "[" + err + "]\n");
@@ -286,8 +292,8 @@ void add_chat_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-m,--model", a->model, "Model file (replaces the pipeline's model.path)");
   cmd->add_option("--chat-template", a->chat_template, "A .jinja file to use instead of the model's chat template");
   cmd->add_option("--system", a->system, "System prompt");
-  cmd->add_option("-n,--max-tokens", a->n, "Most tokens per answer")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed for the dist sampler");
+  cmd->add_option("-n,--max-tokens", a->n, "Most tokens per answer")->capture_default_str()->check(integer_in(1, kMaxTokens));
+  cmd->add_option("--seed", a->seed, "Seed for the dist sampler")->check(integer_in(0, INT64_MAX));
   cmd->add_option("--set", a->sets, "Override a pipeline key (repeatable)");
   cmd->callback([&d, a] { d.run = [a] { return run_chat(*a); }; });
 }

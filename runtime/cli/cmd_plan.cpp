@@ -6,10 +6,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/json_text.hpp"
+#include "cli/number_arg.hpp"
 #include "cli/plan_report.hpp"
 #include "pipeline/validate.hpp"
 #include "planner/describe.hpp"
 #include "synth/synth.hpp"
+#include "util/parse_number.hpp"
 
 namespace sy::cli {
 namespace {
@@ -54,17 +56,16 @@ std::optional<double> parse_bandwidth(std::string s) {
   return b ? std::optional<double>(static_cast<double>(*b)) : std::nullopt;
 }
 
+// The range of placement.gpu_layers and placement.cpu_moe in a pipeline.
+constexpr int64_t kMaxLayerFlag = 100000;
+
 std::optional<pipeline::LayerCount> parse_layers(const std::string& s, bool& automatic) {
   using Mode = pipeline::LayerCount::Mode;
   automatic = s == "auto";
   if (automatic) return pipeline::LayerCount{Mode::automatic, 0};
   if (s == "all") return pipeline::LayerCount{Mode::all, 0};
-  try {
-    size_t used = 0;
-    const long long n = std::stoll(s, &used);
-    if (used == s.size() && n >= 0) return pipeline::LayerCount{Mode::count, n};
-  } catch (...) {
-  }
+  const auto n = util::parse_integer<int64_t>(s, 0, kMaxLayerFlag);
+  if (n.ok()) return pipeline::LayerCount{Mode::count, n.value};
   return std::nullopt;
 }
 
@@ -140,14 +141,14 @@ int run_plan(PlanArgs a) {
     std::string item;
     while (std::getline(ss, item, ',')) {
       const auto b = pipeline::parse_size(item);
-      if (!b || *b == 0) return fail("--vram '" + item + "' is not a size like 24GiB");
+      if (!b || *b == 0) return fail("--vram '" + item + "' is not a size like 24GiB (more than 0, less than 16 EiB)");
       devs.push_back({"gpu" + std::to_string(devs.size()), true, *b, gpu_bw.value_or(900e9), gpu_bw ? "given" : "assumed"});
     }
   }
   planner::DeviceSpec cpu{"cpu", false, 0, 0, ""};
   if (!a.ram.empty()) {
     const auto b = pipeline::parse_size(a.ram);
-    if (!b || *b == 0) return fail("--ram '" + a.ram + "' is not a size like 64GiB");
+    if (!b || *b == 0) return fail("--ram '" + a.ram + "' is not a size like 64GiB (more than 0, less than 16 EiB)");
     cpu.budget = *b;
   } else {
     cpu.budget = host_ram();
@@ -169,13 +170,13 @@ int run_plan(PlanArgs a) {
   if (!a.gpu_layers.empty()) {
     bool ngl_auto = false;
     auto ngl = parse_layers(a.gpu_layers, ngl_auto);
-    if (!ngl) return fail("--gpu-layers must be a number, all or auto, not '" + a.gpu_layers + "'");
+    if (!ngl) return fail("--gpu-layers must be a number from 0 to " + std::to_string(kMaxLayerFlag) + ", all or auto, not '" + a.gpu_layers + "'");
     cfg.gpu_layers = *ngl;
     moe_auto = a.cpu_moe.empty() && ngl_auto;
   }
   if (!a.cpu_moe.empty()) {
     auto moe = parse_layers(a.cpu_moe, moe_auto);
-    if (!moe) return fail("--cpu-moe must be a number, all or auto, not '" + a.cpu_moe + "'");
+    if (!moe) return fail("--cpu-moe must be a number from 0 to " + std::to_string(kMaxLayerFlag) + ", all or auto, not '" + a.cpu_moe + "'");
     cfg.cpu_moe = moe_auto ? pipeline::LayerCount{pipeline::LayerCount::Mode::count, 0} : *moe;
   }
   if (!a.headroom.empty() || !a.min_headroom.empty()) {
@@ -190,6 +191,7 @@ int run_plan(PlanArgs a) {
     const size_t eq = o.rfind('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == o.size())
       return fail("--override must be REGEX=DEVICE (e.g. 'blk\\.1[0-9]\\.ffn_.*_exps=cpu'), got '" + o + "'");
+    if (auto why = pipeline::pattern_too_costly(o.substr(0, eq))) return fail("--override: the regular expression " + *why);
     given.push_back({o.substr(0, eq), plan_device(o.substr(eq + 1)), {}});
   }
   cfg.overrides.insert(cfg.overrides.begin(), given.begin(), given.end());  // flags before the pipeline's
@@ -211,15 +213,17 @@ void add_plan_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-m,--model", a->model, "Model file (only its header is read)");
   cmd->add_option("--topology", a->topology, "Built-in topology or topology file instead of a model file");
   cmd->add_option("--type", a->type, "Type mix for --topology (q4_k_m, q8_0, f16, ...)")->capture_default_str();
-  cmd->add_option("--layers", a->layers, "Scale the topology: layers");
-  cmd->add_option("--experts", a->experts, "Scale the topology: routed experts");
-  cmd->add_option("--vocab", a->vocab, "Scale the topology: vocabulary");
+  cmd->add_option("--layers", a->layers, "Scale the topology: layers")->check(integer_in(0, synth::kMaxTopologyCount));
+  cmd->add_option("--experts", a->experts, "Scale the topology: routed experts")
+      ->check(integer_in(0, synth::kMaxTopologyCount));
+  cmd->add_option("--vocab", a->vocab, "Scale the topology: vocabulary")->check(integer_in(0, synth::kMaxTopologyVocab));
   cmd->add_option("--vram", a->vram, "GPU memory, one size per GPU (24GiB or 24GiB,16GiB); none: CPU only");
   cmd->add_option("--ram", a->ram, "Host memory budget (default: this machine's RAM)");
-  cmd->add_option("--ctx", a->ctx, "Context length per sequence (default 4096)");
-  cmd->add_option("--parallel", a->parallel, "Sequences decoded at once (default 1)");
+  // The same ranges as the pipeline keys context.length, context.parallel, context.ubatch.
+  cmd->add_option("--ctx", a->ctx, "Context length per sequence (default 4096)")->check(integer_in(1, kMaxTokens));
+  cmd->add_option("--parallel", a->parallel, "Sequences decoded at once (default 1)")->check(integer_in(1, 4096));
   cmd->add_option("--kv", a->kv, "KV cache type: f16 (default), q8_0, q4_0, bf16, f32");
-  cmd->add_option("--ubatch", a->ubatch, "Tokens per compute pass (default 512)");
+  cmd->add_option("--ubatch", a->ubatch, "Tokens per compute pass (default 512)")->check(integer_in(1, 1 << 20));
   cmd->add_option("--gpu-layers", a->gpu_layers, "N, all or auto (default auto)");
   cmd->add_option("--cpu-moe", a->cpu_moe, "Routed experts of the first N layers in RAM: N, all or auto (default auto)");
   cmd->add_option("--override", a->overrides, "REGEX=DEVICE (repeatable; first match wins; devices gpu0.. and cpu)");

@@ -16,12 +16,15 @@
 
 #include "chat/prompt.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_arg.hpp"
 #include "cli/pipeline_arg.hpp"
 #include "engine/routing_stats.hpp"
 #include "engine/runtime_setup.hpp"
 #include "engine/sampling.hpp"
 #include "engine/stop.hpp"
 #include "pipeline/validate.hpp"
+#include "util/parse_number.hpp"
+#include "util/read_file.hpp"
 
 namespace sy::cli {
 namespace {
@@ -68,15 +71,13 @@ std::optional<std::vector<int32_t>> parse_ids(const std::string& s, std::string&
     const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
     if (b == std::string::npos) continue;
     item = item.substr(b, e - b + 1);
-    try {
-      size_t used = 0;
-      const long v = std::stol(item, &used);
-      if (used != item.size() || v < 0 || v > INT32_MAX) throw std::invalid_argument(item);
-      out.push_back(static_cast<int32_t>(v));
-    } catch (const std::exception&) {
-      err = "'" + item + "' is not a token id (expected non-negative integers separated by commas)";
+    const auto v = util::parse_integer<int32_t>(item, 0, INT32_MAX);
+    if (!v.ok()) {
+      err = "'" + item + "' is not a token id (expected integers from 0 to " + std::to_string(INT32_MAX) +
+            " separated by commas)";
       return std::nullopt;
     }
+    out.push_back(v.value);
   }
   return out;
 }
@@ -109,9 +110,9 @@ int run(const RunArgs& args) {
   // The prompt text may also come from --prompt-file or, when nothing else is given, stdin.
   if (!a.prompt_file.empty()) {
     if (a.prompt_given || !a.prompt_ids.empty()) return fail("give one prompt: --prompt, --prompt-file or --prompt-ids");
-    std::ifstream in(a.prompt_file, std::ios::binary);
-    if (!in) return fail("cannot read --prompt-file " + a.prompt_file);
-    a.prompt.assign(std::istreambuf_iterator<char>(in), {});
+    auto text = util::read_file(a.prompt_file, "--prompt-file");
+    if (!text) return fail(text.status().message());
+    a.prompt = std::move(*text);
     a.prompt_given = true;
   } else if (!a.prompt_given && a.prompt_ids.empty() && !isatty(STDIN_FILENO)) {
     a.prompt.assign(std::istreambuf_iterator<char>(std::cin), {});
@@ -131,6 +132,10 @@ int run(const RunArgs& args) {
   if (n < 0) return fail("-n must not be negative");
   if (static_cast<int64_t>(force.size()) < n && !force.empty())
     return fail("--force-ids has " + std::to_string(force.size()) + " ids but -n asks for " + std::to_string(n));
+
+  // Output paths are checked before the model loads, so a typo costs no waiting.
+  if (!a.logits_out.empty())
+    if (auto st = util::check_output_path(a.logits_out, "--logits-out"); !st) return fail(st.message());
 
   auto rt = engine::bring_up(p, nullptr, a.routing_stats);
   if (!rt) return fail(rt.status().message());
@@ -269,8 +274,8 @@ void add_run_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-m,--model", a->model, "Model file (replaces the pipeline's model.path)");
   cmd->add_option("--prompt", a->prompt, "Prompt text");
   cmd->add_option("--prompt-ids", a->prompt_ids, "Prompt as token ids: 1,2,3");
-  cmd->add_option("-n,--n-predict", a->n, "Tokens to generate")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed for the dist sampler");
+  cmd->add_option("-n,--n-predict", a->n, "Tokens to generate")->capture_default_str()->check(integer_in(0, kMaxTokens));
+  cmd->add_option("--seed", a->seed, "Seed for the dist sampler")->check(integer_in(0, INT64_MAX));
   cmd->add_option("--set", a->sets, "Override a pipeline key, e.g. --set context.kv_type=q8_0 (repeatable)");
   cmd->add_flag("--json", a->json, "Print one JSON object: prompt_ids, ids, text, timings");
   cmd->add_option("--prompt-file", a->prompt_file, "Read the prompt text from this file");

@@ -6,7 +6,9 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/number_arg.hpp"
 #include "synth/synth.hpp"
+#include "util/read_file.hpp"
 
 namespace sy::cli {
 namespace {
@@ -35,6 +37,15 @@ int run_synth(const SynthArgs& a) {
     std::cerr << "switchyard synth: -o FILE is required (where to write the model)\n";
     return 2;
   }
+  if (auto st = util::check_output_path(a.out, "-o"); !st) {
+    std::cerr << "switchyard synth: " << st.message() << "\n";
+    return 2;
+  }
+  if (!a.tokenizer.empty())
+    if (auto st = util::check_input_file(a.tokenizer, "--tokenizer"); !st) {
+      std::cerr << "switchyard synth: " << st.message() << "\n";
+      return 2;
+    }
   auto t = synth::resolve_topology(a.topology);
   if (!t) {
     std::cerr << "switchyard synth: " << t.status().message() << "\n";
@@ -74,11 +85,13 @@ void add_synth_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("--type", a->type, "q4_k_m, q5_k_m, or one storage type for every matrix (q8_0, f16, q4_k, ...)")
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Random seed")->capture_default_str();
-  cmd->add_option("--layers", a->layers, "Keep only the first N layers (0: all)");
-  cmd->add_option("--experts", a->experts, "Routed experts per layer (0: the topology's)");
-  cmd->add_option("--vocab", a->vocab, "Vocabulary size (0: the topology's)");
+  cmd->add_option("--layers", a->layers, "Keep only the first N layers (0: all)")
+      ->check(integer_in(0, synth::kMaxTopologyCount));
+  cmd->add_option("--experts", a->experts, "Routed experts per layer (0: the topology's)")
+      ->check(integer_in(0, synth::kMaxTopologyCount));
+  cmd->add_option("--vocab", a->vocab, "Vocabulary size (0: the topology's)")->check(integer_in(0, synth::kMaxTopologyVocab));
   cmd->add_option("--tokenizer", a->tokenizer, "Embed this tokenizer.json instead of a synthetic vocabulary");
-  cmd->add_option("--threads", a->threads, "Threads writing tensor data (0: all)");
+  cmd->add_option("--threads", a->threads, "Threads writing tensor data (0: all)")->check(integer_in(0, 1024));
   cmd->add_flag("--no-tokenizer", a->no_tokenizer, "Leave out the vocabulary and chat template");
   cmd->add_flag("--list", a->list, "List the built-in topologies");
   cmd->callback([&d, a] { d.run = [a] { return run_synth(*a); }; });

@@ -8,6 +8,7 @@
 
 #include "chat/template.hpp"
 #include "cli/commands.hpp"
+#include "util/read_file.hpp"
 
 namespace sy::cli {
 namespace {
@@ -17,21 +18,20 @@ struct TemplateArgs {
 };
 
 int run_template(const TemplateArgs& a) {
-  std::ifstream tin(a.tmpl, std::ios::binary);
-  if (!tin) {
-    std::cerr << "switchyard template: cannot read --template " << a.tmpl << "\n";
+  auto source = util::read_file(a.tmpl, "--template");
+  if (!source) {
+    std::cerr << "switchyard template: " << source.status().message() << "\n";
     return 1;
   }
-  const std::string source((std::istreambuf_iterator<char>(tin)), {});
   nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
   if (!a.context.empty()) {
-    std::ifstream cin(a.context, std::ios::binary);
-    if (!cin) {
-      std::cerr << "switchyard template: cannot read --context " << a.context << "\n";
+    auto text = util::read_file(a.context, "--context");
+    if (!text) {
+      std::cerr << "switchyard template: " << text.status().message() << "\n";
       return 1;
     }
     try {
-      ctx = nlohmann::ordered_json::parse(cin);
+      ctx = nlohmann::ordered_json::parse(*text);
     } catch (const std::exception& e) {
       std::cerr << "switchyard template: " << a.context << " is not valid JSON: " << e.what() << "\n";
       return 1;
@@ -54,7 +54,7 @@ int run_template(const TemplateArgs& a) {
     tm.tm_yday = copy.tm_yday;
     opts.now = tm;
   }
-  auto t = chat::Template::parse(source, a.tmpl);
+  auto t = chat::Template::parse(*source, a.tmpl);
   if (!t) {
     std::cerr << "switchyard template: " << t.status().message() << "\n";
     return 1;

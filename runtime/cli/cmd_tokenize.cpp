@@ -11,6 +11,8 @@
 #include "registry/registry.hpp"
 #include "registry/search_path.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "util/parse_number.hpp"
+#include "util/read_file.hpp"
 
 namespace sy::cli {
 namespace {
@@ -26,7 +28,10 @@ int fail(const char* cmd, const std::string& msg) {
 }
 
 Result<std::unique_ptr<tok::Tokenizer>> load(const TokArgs& a) {
-  if (!a.tokenizer.empty()) return tok::Tokenizer::from_hf(a.tokenizer);
+  if (!a.tokenizer.empty()) {
+    if (auto st = util::check_input_file(a.tokenizer, "--tokenizer"); !st) return st;
+    return tok::Tokenizer::from_hf(a.tokenizer);
+  }
   if (a.model.empty()) return error::invalid_argument("give a model (-m FILE) or a tokenizer (--tokenizer tokenizer.json)");
   std::vector<std::string> warnings;
   registry::Registry reg(registry::default_search_path({}, warnings));
@@ -40,9 +45,9 @@ int run_tokenize(const TokArgs& a) {
   if (a.text_given) {
     text = a.text;
   } else if (!a.file.empty()) {
-    std::ifstream in(a.file, std::ios::binary);
-    if (!in) return fail("tokenize", "cannot read --file " + a.file);
-    text.assign(std::istreambuf_iterator<char>(in), {});
+    auto read = util::read_file(a.file, "--file");
+    if (!read) return fail("tokenize", read.status().message());
+    text = std::move(*read);
   } else {
     text.assign(std::istreambuf_iterator<char>(std::cin), {});
   }
@@ -67,14 +72,12 @@ int run_detokenize(const TokArgs& a) {
   std::stringstream ss(a.ids);
   for (std::string item; std::getline(ss, item, ',');) {
     if (item.find_first_not_of(" \t") == std::string::npos) continue;
-    try {
-      size_t used = 0;
-      const long v = std::stol(item, &used);
-      if (item.find_first_not_of(" \t", used) != std::string::npos) throw std::invalid_argument(item);
-      ids.push_back(static_cast<int32_t>(v));
-    } catch (const std::exception&) {
-      return fail("detokenize", "--ids: '" + item + "' is not a token id (expected integers separated by commas)");
-    }
+    const size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    const auto v = util::parse_integer<int32_t>(std::string_view(item).substr(b, e - b + 1), 0, INT32_MAX);
+    if (!v.ok())
+      return fail("detokenize", "--ids: '" + item + "' is not a token id (expected integers from 0 to " +
+                                    std::to_string(INT32_MAX) + " separated by commas)");
+    ids.push_back(v.value);
   }
   auto t = load(a);
   if (!t) return fail("detokenize", t.status().message());

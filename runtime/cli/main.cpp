@@ -1,6 +1,7 @@
 // The switchyard executable: global options, then one subcommand.
 #include <algorithm>
 #include <iostream>
+#include <new>
 #include <optional>
 
 #include "cli/commands.hpp"
@@ -23,9 +24,7 @@ std::optional<std::string> first_command_token(int argc, char** argv) {
   return std::nullopt;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_command(int argc, char** argv) {
   CLI::App app{"Switchyard: run large language models, above all big MoE models, on hardware that looks too small",
                "switchyard"};
   app.set_version_flag("--version", "switchyard " SY_VERSION);
@@ -73,4 +72,22 @@ int main(int argc, char** argv) {
       return 2;
     }
   return dispatch.run ? dispatch.run() : 2;
+}
+
+}  // namespace
+
+// Every known way input can fail is a Status with its own sentence; this is the last line
+// of defence, so that a failure nobody foresaw still ends with a sentence and status 1
+// instead of std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return run_command(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "switchyard: out of memory; the input asks for more memory than this machine has\n";
+  } catch (const std::exception& e) {
+    std::cerr << "switchyard: internal error: " << e.what() << " (please report this with the command that caused it)\n";
+  } catch (...) {
+    std::cerr << "switchyard: internal error of an unknown kind (please report this with the command that caused it)\n";
+  }
+  return 1;
 }

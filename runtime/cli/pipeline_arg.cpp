@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "pipeline/validate.hpp"
 
@@ -14,11 +13,11 @@ std::optional<pipeline::Pipeline> pipeline_from_args(const std::string& command,
     std::cerr << "switchyard " << command << ": give a pipeline (-p FILE) or a model (-m FILE)\n";
     return std::nullopt;
   }
-  // The built-in default is what `llama-cli -m` would run: the CPU and every default.
+  // The built-in default is what `llama-cli -m` would run: the CPU and every default. The
+  // model path is set below, not written into the YAML: a path need not be valid UTF-8,
+  // which YAML text must be.
   const auto lr = pipeline_file.empty()
-                      ? pipeline::load_pipeline_text("model: { path: " +
-                                                         nlohmann::json(std::filesystem::absolute(model).string()).dump() +
-                                                         " }\nbackends: [ { plugin: cpu } ]\n",
+                      ? pipeline::load_pipeline_text("model: { path: model-given-with-m }\nbackends: [ { plugin: cpu } ]\n",
                                                      "built-in default", sets)
                       : pipeline::load_pipeline(pipeline_file, sets);
   for (const auto& d : lr.diagnostics) std::cerr << pipeline::format_diagnostic(d) << "\n";

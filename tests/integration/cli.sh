@@ -28,7 +28,56 @@ YAML
 check "invalid pipeline exits 1 with file:line:col" 1 "bad.yaml:3:3: unknown key 'flash_atention' in 'context'; did you mean 'flash_attention'\?" -- "$exe" validate "$tmp/bad.yaml"
 check "one bad file fails the run, the good one is still reported" 1 "demo.yaml: ok" -- "$exe" validate "$src/configs/demo.yaml" "$tmp/bad.yaml"
 check "--set on validate" 1 "'context.length' must be between 16 and 16777216, got 1" -- "$exe" validate "$src/configs/demo.yaml" --set context.length=1
-check "missing file" 1 "cannot read pipeline file" -- "$exe" validate "$tmp/nope.yaml"
+check "missing file" 1 "pipeline file '.*/nope.yaml' does not exist" -- "$exe" validate "$tmp/nope.yaml"
+
+# Nothing a user gives kills the process (issue 14): a directory where a file is expected,
+# numbers past any range, a YAML alias bomb. Each ends with exit 1 or 2 and a sentence
+# naming the flag or key; exit 134 (std::terminate) is the failure these guard against.
+mkdir -p "$tmp/dir"
+"$exe" synth -o "$tmp/demo.gguf" > /dev/null 2>&1
+printf 'Hi' > "$tmp/t.jinja"
+isdir="'$tmp/dir' is a directory; give a file"
+check "run --prompt-file DIR" 1 "--prompt-file $isdir" -- "$exe" run -m "$tmp/demo.gguf" --prompt-file "$tmp/dir"
+check "run --chat-template DIR" 1 "--chat-template $isdir" -- "$exe" run -m "$tmp/demo.gguf" --chat --prompt hi --chat-template "$tmp/dir"
+check "run --logits-out DIR" 1 "--logits-out $isdir" -- "$exe" run -m "$tmp/demo.gguf" --prompt-ids 1 --logits-out "$tmp/dir"
+check "run -p DIR" 1 "pipeline file $isdir" -- "$exe" run -p "$tmp/dir" --prompt-ids 1
+check "tokenize --file DIR" 1 "--file $isdir" -- "$exe" tokenize -m "$tmp/demo.gguf" --file "$tmp/dir"
+check "tokenize --tokenizer DIR" 1 "--tokenizer $isdir" -- "$exe" tokenize --tokenizer "$tmp/dir" --text hi
+check "template --template DIR" 1 "--template $isdir" -- "$exe" template --template "$tmp/dir"
+check "template --context DIR" 1 "--context $isdir" -- "$exe" template --template "$tmp/t.jinja" --context "$tmp/dir"
+check "validate DIR" 1 "pipeline file $isdir" -- "$exe" validate "$tmp/dir"
+check "synth -o DIR" 2 "-o $isdir" -- "$exe" synth -o "$tmp/dir"
+check "synth --tokenizer DIR" 2 "--tokenizer $isdir" -- "$exe" synth --tokenizer "$tmp/dir" -o "$tmp/x.gguf"
+check "synth --topology DIR" 2 "the topology file $isdir" -- "$exe" synth --topology "$tmp/dir" -o "$tmp/x.gguf"
+check "plan --topology DIR" 2 "the topology file $isdir" -- "$exe" plan --topology "$tmp/dir"
+check "chat /save and /load DIR" 0 "\[/save $isdir.*\[/load $isdir" -- bash -c "printf '/save $tmp/dir\n/load $tmp/dir\n' | \"$exe\" chat -m \"$tmp/demo.gguf\" | tr '\n' ' '"
+
+check "--set list index past 2^64" 1 "'sampling.99999999999999999999': the list has 1 items, so '99999999999999999999' is not a valid index" \
+  -- "$exe" validate "$src/configs/demo.yaml" --set sampling.99999999999999999999.top_k=1
+check "--set integer past int64" 1 "'context.length' must be between 16 and 16777216, got 99999999999999999999" \
+  -- "$exe" validate "$src/configs/demo.yaml" --set context.length=99999999999999999999
+check "--set size past 2^64 bytes" 1 "'placement.headroom' must be .* below 16 EiB" \
+  -- "$exe" validate "$src/configs/demo.yaml" --set placement.headroom=20000000000000000000
+check "plan --ctx past int64" 2 "--ctx: must be an integer from 1 to 16777216, got '99999999999999999999'" \
+  -- "$exe" plan --topology demo --ctx 99999999999999999999
+check "plan --ctx as a float" 2 "--ctx: must be an integer from 1 to 16777216, got '1e20'" -- "$exe" plan --topology demo --ctx 1e20
+check "plan --vram past 2^64 bytes" 2 "--vram '20000000000000000000' is not a size" \
+  -- "$exe" plan --topology demo --vram 20000000000000000000 --cpu-bandwidth 1GB/s
+check "run -n past int64" 2 "--n-predict: must be an integer from 0 to 16777216" \
+  -- "$exe" run -m "$tmp/demo.gguf" --prompt-ids 1 -n 99999999999999999999
+check "run --prompt-ids past int32" 1 "'2147483648' is not a token id" -- "$exe" run -m "$tmp/demo.gguf" --prompt-ids 1,2147483648
+check "detokenize --ids past int32" 1 "'4294967297' is not a token id" -- "$exe" detokenize -m "$tmp/demo.gguf" --ids 4294967297
+check "synth --layers past the limit" 2 "--layers: must be an integer from 0 to 65536" -- "$exe" synth --layers 99999999999 -o "$tmp/x.gguf"
+
+# Nine lines of nine aliases each: 9^9 nodes once expanded.
+{
+  echo 'a: &a [x, x, x, x, x, x, x, x, x]'
+  prev=a
+  for n in b c d e f g h i; do echo "$n: &$n [*$prev, *$prev, *$prev, *$prev, *$prev, *$prev, *$prev, *$prev, *$prev]"; prev=$n; done
+} > "$tmp/bomb.yaml"
+check "YAML alias bomb" 1 "bomb.yaml:5:1: the document expands to more than 10000 nodes" -- "$exe" validate "$tmp/bomb.yaml"
+check "deeply nested override pattern" 1 "the regular expression nests groups more than 32 deep" \
+  -- "$exe" validate "$src/configs/demo.yaml" --set "placement.overrides=[\"$(printf '(%.0s' {1..40})a$(printf ')%.0s' {1..40})=cpu\"]"
 
 # The current directory is never searched by accident: an empty SWITCHYARD_PLUGIN_PATH
 # entry is ignored with a warning, and a plugin in the current directory stays unseen.

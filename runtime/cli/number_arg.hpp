@@ -1,0 +1,33 @@
+// Integer flags checked on the text the user typed. CLI11 2.1 reads integers with strtoll
+// and keeps its saturated result, so "--ctx 99999999999999999999" used to become
+// 9223372036854775807 and overflow the arithmetic after it; this validator refuses it
+// with the flag's allowed range before any conversion.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "util/parse_number.hpp"
+
+namespace sy::cli {
+
+/// The most tokens a command generates or a context holds: the largest context.length a
+/// pipeline accepts (docs/pipelines.md).
+inline constexpr int64_t kMaxTokens = 16777216;
+
+/// A CLI11 validator accepting decimal integers in [lo, hi]; the message (CLI11 puts the
+/// flag name before it) gives the range and what was typed.
+inline CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& s) -> std::string {
+        const auto v = util::parse_integer<int64_t>(s, lo, hi);
+        if (v.ok()) return {};
+        return "must be " + range + ", got '" + s + "'";
+      },
+      "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+}  // namespace sy::cli
