@@ -14,6 +14,8 @@
 
 #include "engine_support.hpp"
 #include "gguf_rewrite.hpp"
+#include "planner/describe.hpp"
+#include "registry/registry.hpp"
 #include "support.hpp"
 #include "synth/synth.hpp"
 #include "writer.hpp"
@@ -255,7 +257,7 @@ TEST_CASE("layouts: multi-token-prediction blocks after the stack are skipped", 
   // with nextn_predict_layers; decoding never runs it.
   test::TempDir dir;
   const fs::path plain = synth_model(dir, "qwen35moe", builtin("demo"));
-  require_same_logits(plain, rewritten(dir, plain, "mtp", [](Tensors& x) {
+  const fs::path with_mtp = rewritten(dir, plain, "mtp", [](Tensors& x) {
                         const int64_t L = layers_of(x);
                         const std::string last = "blk." + std::to_string(L - 1) + ".", mtp = "blk." + std::to_string(L) + ".";
                         const size_t n = x.descs.size();
@@ -269,7 +271,14 @@ TEST_CASE("layouts: multi-token-prediction blocks after the stack are skipped", 
                         x.add(mtp + "nextn.eh_proj.weight", StorageType::F32, {2 * E, E}, f32_values(2 * E * E, 3, 0.1f));
                         x.set("qwen35moe.block_count", uint32_t(L + 1));
                         x.set("qwen35moe.nextn_predict_layers", uint32_t{1});
-                      }));
+                      });
+  require_same_logits(plain, with_mtp);
+  // plan reads the same header: 4 decoded blocks, the prediction block apart.
+  static registry::Registry reg(std::vector<registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
+  auto desc = planner::describe_file(reg, with_mtp, "");
+  REQUIRE(desc.has_value());
+  CHECK(desc->hp.n_layer == 4);
+  CHECK(desc->hp.n_layer_nextn == 1);
 }
 
 TEST_CASE("layouts: layouts llama.cpp no longer loads, or we cannot run, are refused naming the tensor",
