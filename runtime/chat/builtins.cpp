@@ -71,6 +71,11 @@ bool mutating(const std::string& m) {
 
 }  // namespace
 
+Interp::~Interp() {
+  // Our own references keep every namespace alive while the others are emptied.
+  for (const auto& ns : namespaces_) ns->items.clear();
+}
+
 Interp::Interp(const RenderOptions& o) : opts_(o) {
   globals_.set("range", Value::callable([](Interp& in, Args& a) {
                  auto num = [&](size_t k) {
@@ -95,11 +100,13 @@ Interp::Interp(const RenderOptions& o) : opts_(o) {
                  return Value::make_list(std::move(l));
                }));
   auto dict_fn = [](Value::Kind kind) {
-    return [kind](Interp&, Args& a) {
+    return [kind](Interp& in, Args& a) {
       Dict d;
       if (!a.pos.empty() && a.pos[0].is_mapping()) d = *a.pos[0].dict;
       for (const auto& [k, v] : a.kw) d.set(k, v);
-      return Value::make_dict(std::move(d), kind);
+      Value made = Value::make_dict(std::move(d), kind);
+      if (kind == Value::Kind::ns) in.namespaces_.push_back(made.dict);
+      return made;
     };
   };
   globals_.set("dict", Value::callable(dict_fn(Value::Kind::dict)));

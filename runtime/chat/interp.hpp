@@ -26,6 +26,11 @@ class Interp {
   };
 
   explicit Interp(const RenderOptions& o);
+  /// Empties every namespace() of the render: `{% set ns.x = ns %}` is legal Jinja and makes a
+  /// reference cycle that Python's collector frees and shared_ptr would leak.
+  ~Interp();
+  Interp(const Interp&) = delete;
+  Interp& operator=(const Interp&) = delete;
 
   Flow exec(const Body& b);
   Flow exec(const Node& n);
@@ -60,6 +65,7 @@ class Interp {
 
   std::vector<std::shared_ptr<Dict>> scopes_;  // [0]: the template's top level
   std::vector<std::string> out_;               // output buffers (captures nest)
+  std::vector<std::shared_ptr<Dict>> namespaces_;  // every namespace() made, emptied at the end
   const RenderOptions& opts_;
   size_t call_depth_ = 0;
 
