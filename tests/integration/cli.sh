@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The switchyard command line as a user meets it: exit codes and messages.
 set -uo pipefail
-exe="$1"
+# Absolute, so checks that change directory still find it when given as build/bin/switchyard.
+exe="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 src="$2"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
