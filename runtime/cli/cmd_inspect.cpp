@@ -107,7 +107,7 @@ int dump_tensor(const ModelSource& src, const std::string& name, const std::stri
   for (size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].name == name) idx = i;
   if (idx == tensors.size()) {
-    std::cerr << "switchyard: the model has no tensor named '" << name << "' (see inspect --tensors)\n";
+    std::cerr << "switchyard: the model has no tensor named '" << text(name) << "' (see inspect --tensors)\n";
     return 1;
   }
   const auto& t = tensors[idx];
