@@ -155,17 +155,32 @@ Interp::Flow Interp::exec(const Node& n) {
     }
     case Node::Kind::macro: assign(n.text, make_macro(n)); return Flow::normal;
     case Node::Kind::call_block: {
-      // `caller()` renders the block's body.
+      // `caller()` renders the block's body in the scopes around the {% call %} (as Jinja2's
+      // caller is a macro defined there), not in the called macro's: a body that calls
+      // `caller()` itself then finds the outer one or none, instead of recursing forever.
       const Node* np = &n;
-      Value caller = Value::callable([np](Interp& in, Args& a) {
+      Value caller = Value::callable([np, outer = scopes_](Interp& in, Args& a) {
+        if (static_cast<int>(in.call_depth_) >= in.opts_.max_depth)
+          in.fail(RenderFailure::Kind::limit, "macros nested more than " + std::to_string(in.opts_.max_depth) + " deep");
+        auto saved = std::move(in.scopes_);
+        in.scopes_ = outer;
         in.scopes_.push_back(std::make_shared<Dict>());
-        for (size_t k = 0; k < np->params.size(); ++k) {
-          Value v = a.get(k, np->params[k].first, Value::undef(np->params[k].first));
-          if (v.is_undefined() && np->params[k].second) v = in.eval(*np->params[k].second);
-          in.assign(np->params[k].first, v);
+        ++in.call_depth_;
+        std::string s;
+        try {
+          for (size_t k = 0; k < np->params.size(); ++k) {
+            Value v = a.get(k, np->params[k].first, Value::undef(np->params[k].first));
+            if (v.is_undefined() && np->params[k].second) v = in.eval(*np->params[k].second);
+            in.assign(np->params[k].first, v);
+          }
+          s = in.capture(np->body);
+        } catch (...) {
+          in.scopes_ = std::move(saved);
+          --in.call_depth_;
+          throw;
         }
-        std::string s = in.capture(np->body);
-        in.scopes_.pop_back();
+        in.scopes_ = std::move(saved);
+        --in.call_depth_;
         return Value::str(std::move(s));
       });
       const Expr& call = *n.expr;

@@ -34,6 +34,10 @@ TEST_CASE("templates: strings, slices, tests and scoping follow Jinja2", "[templ
   CHECK(render("{{ 'abcdef'[1:-1] }} {{ 'abc'[::-1] }} {{ [1,2,3][-1] }} {{ 'жёлтый'|length }}") == "bcde cba 3 6");
   CHECK(render("{% set x = 1 %}{% for i in [1,2] %}{% set x = 5 %}{% endfor %}{{ x }}") == "1");
   CHECK(render("{% set ns = namespace(x=1) %}{% for i in [1,2] %}{% set ns.x = ns.x + i %}{% endfor %}{{ ns.x }}") == "4");
+  // The body of a {% call %} runs where the call stands, so its own `caller` is the outer one
+  // (none here): Jinja2 3.1 renders "<[none]>". It used to recurse until the stack overflowed.
+  CHECK(render("{% macro m() %}<{{ caller() }}>{% endmacro %}"
+               "{% call m() %}[{{ caller() if caller is defined else 'none' }}]{% endcall %}") == "<[none]>");
   // A namespace that holds itself is legal Jinja (Python's collector frees the cycle); the
   // sanitizer run of this test fails if the render leaks it.
   CHECK(render("{% set ns = namespace(a=1) %}{% set ns.self = ns %}{% set ns.l = [ns] %}{{ ns.self.self.a }}{{ ns.l[0].a }}") ==
