@@ -113,7 +113,8 @@ Result<std::unique_ptr<Component>> make_logit_bias(const ParamMap& p) noexcept {
         if (colon == std::string::npos) throw std::invalid_argument(e);
         size_t used = 0;
         const long id = std::stol(e.substr(0, colon), &used);
-        if (used != colon || id < 0) throw std::invalid_argument(e);
+        // Token ids are int32 everywhere; a larger one would wrap to some other token.
+        if (used != colon || id < 0 || id > INT32_MAX) throw std::invalid_argument(e);
         const std::string v = e.substr(colon + 1);
         const float b = v == "-inf" ? -INFINITY : std::stof(v, &used);
         if (v != "-inf" && used != v.size()) throw std::invalid_argument(e);

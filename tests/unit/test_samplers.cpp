@@ -189,6 +189,12 @@ TEST_CASE("logit_bias adds its biases; -inf bans; malformed entries are refused 
   const auto s = reg().create_sampler("logit_bias", bad);
   REQUIRE_FALSE(s.has_value());
   CHECK_THAT(s.status().message(), Catch::Contains("'x:1' is not TOKEN_ID:BIAS"));
+  // 2^32 + 1 would wrap to token 1 as an int32.
+  ParamMap wraps;
+  wraps.set("bias", std::vector<std::string>{"4294967297:-inf"});
+  const auto w = reg().create_sampler("logit_bias", wraps);
+  REQUIRE_FALSE(w.has_value());
+  CHECK_THAT(w.status().message(), Catch::Contains("'4294967297:-inf' is not TOKEN_ID:BIAS"));
 }
 
 TEST_CASE("xtc removes the top choices but the least likely of them", "[samplers]") {
