@@ -161,6 +161,76 @@ TEST_CASE("rope: multi-section with equal position components equals NEOX (text)
   CHECK(c != a);
 }
 
+TEST_CASE("rope: frequency factors divide each pair's angle (normal, NEOX, multi)", "[cpu][ops]") {
+  // ggml's rope with freq_factors (what llama.cpp passes for rope_freqs.weight): pair i of a
+  // token at position p turns by p * freq_scale * base^(-2i/n_dims) / factor_i. The
+  // reference below evaluates that in double, independently of the op's loop.
+  const int64_t hd = 12, heads = 2, tokens = 4, n_dims = 10;
+  const std::vector<float> ff{1.0f, 2.5f, 0.75f, 8.0f, 32.0f};
+  const std::vector<int32_t> pos{0, 2, 31, 4097};
+  const double base = 5e5, fscale = 0.5;
+  for (auto mode : {RopeMode::normal, RopeMode::neox}) {
+    DYNAMIC_SECTION((mode == RopeMode::normal ? "normal" : "neox")) {
+      auto x = randn(static_cast<size_t>(hd * heads * tokens), 12);
+      const auto orig = x;
+      RopeParams p;
+      p.mode = mode;
+      p.n_dims = n_dims;
+      p.freq_base = static_cast<float>(base);
+      p.freq_scale = static_cast<float>(fscale);
+      p.freq_factors = ff;
+      REQUIRE(rope(View::contiguous(x.data(), hd, heads, tokens), pos, p).is_ok());
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t h = 0; h < heads; ++h) {
+          const size_t row = static_cast<size_t>((t * heads + h) * hd);
+          for (int64_t i = 0; i < n_dims / 2; ++i) {
+            const double th = pos[static_cast<size_t>(t)] * fscale * std::pow(base, -2.0 * static_cast<double>(i) / n_dims) /
+                              ff[static_cast<size_t>(i)];
+            const size_t a = row + static_cast<size_t>(mode == RopeMode::normal ? 2 * i : i);
+            const size_t b = row + static_cast<size_t>(mode == RopeMode::normal ? 2 * i + 1 : i + n_dims / 2);
+            INFO("token " << t << " head " << h << " pair " << i);
+            REQUIRE(x[a] == Approx(orig[a] * std::cos(th) - orig[b] * std::sin(th)).margin(1e-5));
+            REQUIRE(x[b] == Approx(orig[a] * std::sin(th) + orig[b] * std::cos(th)).margin(1e-5));
+          }
+          for (int64_t i = n_dims; i < hd; ++i) REQUIRE(x[row + static_cast<size_t>(i)] == orig[row + static_cast<size_t>(i)]);
+        }
+      // Factors of exactly 1 are the plain rotation, bit for bit (theta / 1 is theta).
+      auto plain = orig, ones = orig;
+      p.freq_factors = {};
+      REQUIRE(rope(View::contiguous(plain.data(), hd, heads, tokens), pos, p).is_ok());
+      const std::vector<float> one(static_cast<size_t>(n_dims / 2), 1.0f);
+      p.freq_factors = one;
+      REQUIRE(rope(View::contiguous(ones.data(), hd, heads, tokens), pos, p).is_ok());
+      CHECK(plain == ones);
+      CHECK(plain != x);
+    }
+  }
+  SECTION("multi-section with equal components equals NEOX with the same factors") {
+    auto a = randn(static_cast<size_t>(hd * heads * tokens), 13), b = a;
+    RopeParams p;
+    p.mode = RopeMode::neox;
+    p.n_dims = n_dims;
+    p.freq_base = static_cast<float>(base);
+    p.freq_factors = ff;
+    REQUIRE(rope(View::contiguous(a.data(), hd, heads, tokens), pos, p).is_ok());
+    p.mode = RopeMode::multi;
+    p.sections[0] = 2, p.sections[1] = 2, p.sections[2] = 1;
+    std::vector<int32_t> pos4;
+    for (int c = 0; c < 4; ++c) pos4.insert(pos4.end(), pos.begin(), pos.end());
+    REQUIRE(rope(View::contiguous(b.data(), hd, heads, tokens), pos4, p).is_ok());
+    CHECK(a == b);
+  }
+  SECTION("a factor count other than n_dims / 2 is refused") {
+    auto x = randn(static_cast<size_t>(hd * heads * tokens), 14);
+    RopeParams p;
+    p.n_dims = n_dims;
+    const std::vector<float> six(6, 1.0f);
+    p.freq_factors = six;
+    CHECK(rope(View::contiguous(x.data(), hd, heads, tokens), pos, p).message() ==
+          "cpu: rope: 6 frequency factors given, 5 (n_dims / 2) needed");
+  }
+}
+
 TEST_CASE("get_rows dequantizes the chosen rows of any type", "[cpu][ops]") {
   const int64_t cols = 64, rows = 5;
   auto w = randn(static_cast<size_t>(cols * rows), 10);

@@ -238,6 +238,12 @@ Status Executor::node(const SubGraph& g, const GraphNode& n) {
       for (int s = 0; s < 4; ++s) p.sections[s] = n.i[2 + s];
       p.freq_base = n.f[0];
       p.freq_scale = n.f[1] == 0 ? 1.f : n.f[1];
+      if (n.src[2] >= 0) {
+        const GraphTensor& ff = src(2);
+        if (ff.type != StorageType::F32 || !contiguous(ff))
+          return bad(n, "the frequency factors must be a contiguous F32 vector");
+        p.freq_factors = {static_cast<const float*>(ff.data), static_cast<size_t>(ff.elements())};
+      }
       return rope(y, ids_of(src(1)), p);
     }
     case OpKind::top_k:

@@ -58,9 +58,14 @@ struct RopeParams {
   float freq_base = 10000.f;
   float freq_scale = 1.f;    ///< linear position scaling
   int sections[4] = {0, 0, 0, 0};  ///< multi: frequency indices per position component
+  /// Per-pair frequency factors (llama.cpp's freq_factors, a file's rope_freqs.weight):
+  /// empty, or n_dims/2 values; pair i turns by theta_i / freq_factors[i].
+  std::span<const float> freq_factors;
 };
 /// Rotates x [head_dim, n_heads, n_tokens] in place. positions: one per token, or for
 /// `multi` 4 per token laid out [4][n_tokens] (component-major, as llama.cpp stores them).
+/// Pair i of a token at position p turns by p * freq_scale * freq_base^(-2i/n_dims), divided
+/// by freq_factors[i] when given.
 Status rope(const View& x, std::span<const int32_t> positions, const RopeParams& p);
 
 /// dst row i = row ids[i] of src (rows of `cols` elements in storage type `type`), as f32.

@@ -1,6 +1,7 @@
 // Rotary position embeddings: normal (adjacent pairs), NEOX (split halves) and the
 // multi-section variant of Qwen's M-RoPE (NEOX pairing, each frequency index taking the
 // position of its section's component; for text all components are equal, so it is NEOX).
+// Optional per-pair frequency factors divide each pair's angle (Llama 3.1 RoPE scaling).
 #include <cmath>
 #include <string>
 
@@ -18,6 +19,9 @@ Status rope(const View& x, std::span<const int32_t> pos, const RopeParams& p) {
     return error::invalid_argument("cpu: rope: " + std::to_string(pos.size()) + " positions given, " +
                                    std::to_string(want) + " needed");
   const int64_t half = p.n_dims / 2;
+  if (!p.freq_factors.empty() && static_cast<int64_t>(p.freq_factors.size()) != half)
+    return error::invalid_argument("cpu: rope: " + std::to_string(p.freq_factors.size()) +
+                                   " frequency factors given, " + std::to_string(half) + " (n_dims / 2) needed");
   int sec_end[4] = {};
   if (p.mode == RopeMode::multi) {
     int acc = 0;
@@ -37,8 +41,10 @@ Status rope(const View& x, std::span<const int32_t> pos, const RopeParams& p) {
           } else {
             position = static_cast<float>(pos[static_cast<size_t>(t)]);
           }
-          const double theta =
+          double theta =
               position * p.freq_scale * std::pow(static_cast<double>(p.freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(p.n_dims));
+          // As ggml divides theta by freq_factors[i]; a factor of exactly 1 leaves theta unchanged.
+          if (!p.freq_factors.empty()) theta /= static_cast<double>(p.freq_factors[static_cast<size_t>(i)]);
           const float c = static_cast<float>(std::cos(theta)), sn = static_cast<float>(std::sin(theta));
           const int64_t a = p.mode == RopeMode::normal ? 2 * i : i;
           const int64_t b = p.mode == RopeMode::normal ? 2 * i + 1 : i + half;

@@ -46,7 +46,7 @@ constexpr int kMaxSources = 8;
 /// | swiglu | gate, up | - |
 /// | silu, gelu, sigmoid, softplus | x | - |
 /// | softmax | x | - (per row) |
-/// | rope | x [hd, heads, tokens], positions I32 [tokens] | i[0] mode (0 normal, 1 neox, 2 multi), i[1] rotated dims, i[2..5] sections; f[0] base, f[1] scale |
+/// | rope | x [hd, heads, tokens], positions I32 [tokens], optional factors F32 [rotated dims / 2] (pair i's angle divided by factor i) | i[0] mode (0 normal, 1 neox, 2 multi), i[1] rotated dims, i[2..5] sections; f[0] base, f[1] scale |
 /// | top_k | x [n, rows] | i[0] k; dst I32 [k, rows], descending, ties to the lower index |
 /// | expert_weights | probs [experts, tokens], ids I32 [used, tokens] | i[0] renormalise; f[0] scale; dst [used, tokens] |
 /// | moe_combine | y [d, used, tokens], w [used, tokens] | - ; dst [d, tokens] = sum over used |
