@@ -22,11 +22,12 @@ struct Traits {
   int rope_mode;       // 0 adjacent pairs (llama), 1 neox
   bool moe_renorm;     // renormalise the top-k expert weights
   bool hybrid;         // qwen35moe: linear-attention layers + gated full attention
+  bool rope_factors;   // applies rope_freqs.weight (llama.cpp: llama only; the Qwen graphs pass none)
 };
 
 constexpr Traits kTraits[] = {
-    {"llama", 0, true, false},     {"qwen2", 1, true, false},    {"qwen3", 1, true, false},
-    {"qwen2moe", 1, false, false}, {"qwen3moe", 1, true, false}, {"qwen35moe", 1, true, true},
+    {"llama", 0, true, false, true},      {"qwen2", 1, true, false, false},    {"qwen3", 1, true, false, false},
+    {"qwen2moe", 1, false, false, false}, {"qwen3moe", 1, true, false, false}, {"qwen35moe", 1, true, true, false},
 };
 
 class Decoder final : public Architecture {
@@ -37,6 +38,7 @@ class Decoder final : public Architecture {
     Resolver r(w, tr_.name, views_);
     const Dims d{hp_};
     emb_ = resolve_embeddings(r, d);
+    rope_freqs_ = resolve_rope_freqs(r, d, tr_.rope_factors);
     layers_.resize(static_cast<size_t>(hp_.n_layer));
     for (int64_t il = 0; il < hp_.n_layer && r.status(); ++il) {
       auto& L = layers_[static_cast<size_t>(il)];
@@ -60,6 +62,7 @@ class Decoder final : public Architecture {
 
   TensorId build(graph::Graph& g, const StepInputs& in) const override {
     Ctx c{g, in, hp_, dev_};
+    c.rope_freqs = rope_freqs_;
     c.bind_inputs();
     TensorId x = g.get_rows(c.w(emb_.tok_embd), c.tokens);
     int64_t full_index = 0, linear_index = 0;
@@ -89,6 +92,7 @@ class Decoder final : public Architecture {
   int dev_;
   std::deque<GraphTensor> views_;  // rows of fused tensors the layers point into
   EmbeddingWeights emb_;
+  const GraphTensor* rope_freqs_ = nullptr;
   std::vector<LayerWeights> layers_;
 };
 

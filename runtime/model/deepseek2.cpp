@@ -47,6 +47,7 @@ class DeepSeek2 final : public Architecture {
     const Dim v{hp_.head_dim_v_mla, d.key("attention.value_length_mla", hp_.head_dim_v_mla)};
     const Dim o{hp_.n_head * hp_.head_dim_v_mla, heads.from + " x " + v.from};
     emb_ = resolve_embeddings(r, d);
+    resolve_rope_freqs(r, d, false);  // llama.cpp's deepseek2 graph passes no factors
     layers_.resize(static_cast<size_t>(hp_.n_layer));
     for (int64_t il = 0; il < hp_.n_layer && r.status(); ++il) {
       auto& L = layers_[static_cast<size_t>(il)];

@@ -107,12 +107,26 @@ EmbeddingWeights resolve_embeddings(Resolver& r, const Dims& d) {
   e.output = r.opt("output.weight", {d.embd(), d.vocab()});
   if (!e.output) e.output = e.tok_embd;  // tied embeddings
   e.output_bias = r.opt_f32("output.bias", {d.vocab()});
-  // llama.cpp multiplies RoPE frequencies by these factors (Llama 3.1 scaling); running
-  // without them would give plausible but wrong logits, so the file is refused instead.
-  if (r.has("rope_freqs.weight"))
-    r.fail("the model has rope_freqs.weight (per-frequency RoPE factors, as Llama 3.1 files carry), which this "
-           "build cannot apply yet; it would compute wrong logits");
   return e;
+}
+
+const GraphTensor* resolve_rope_freqs(Resolver& r, const Dims& d, bool applied) {
+  const std::string name = "rope_freqs.weight";
+  if (!r.has(name)) return nullptr;
+  if (!applied) {
+    // Running without factors the file asks for would give plausible but wrong logits.
+    r.fail("the model has " + name + " (RoPE frequency factors), which the " + r.arch() +
+           " architecture does not apply (llama.cpp refuses such a file too); remove the tensor or convert the "
+           "checkpoint again");
+    return nullptr;
+  }
+  const GraphTensor* t = r.opt(name, {{d.hp.n_rot / 2, "half of " + d.key("rope.dimension_count", d.hp.n_rot)}});
+  if (t && t->type != StorageType::F32) {
+    r.fail("tensor " + name + " is stored as " + std::string(storage_type_name(t->type)) +
+           "; RoPE frequency factors must be F32 (as llama.cpp's converters write them)");
+    return nullptr;
+  }
+  return t;
 }
 
 TensorId lm_head(Ctx& c, const EmbeddingWeights& w, TensorId x) {
@@ -242,6 +256,11 @@ TensorId rope(Ctx& c, TensorId x, int mode) {
   const auto& hp = c.hp;
   const GraphTensor& t = c.g.tensor_at(x);
   const TensorId d = c.g.tensor(StorageType::F32, t.ne[0], t.ne[1], t.ne[2]);
+  if (c.rope_freqs)
+    return c.g.op(OpKind::rope, d, {x, c.positions, c.w(c.rope_freqs)},
+                  {mode, static_cast<int32_t>(hp.n_rot), hp.rope_sections[0], hp.rope_sections[1],
+                   hp.rope_sections[2], hp.rope_sections[3]},
+                  {hp.rope_base, hp.rope_scale});
   return c.g.op(OpKind::rope, d, {x, c.positions},
                 {mode, static_cast<int32_t>(hp.n_rot), hp.rope_sections[0], hp.rope_sections[1], hp.rope_sections[2],
                  hp.rope_sections[3]},

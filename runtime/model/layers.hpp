@@ -133,6 +133,11 @@ struct LayerWeights {
 };
 
 EmbeddingWeights resolve_embeddings(Resolver& r, const Dims& d);
+/// rope_freqs.weight, the per-pair RoPE frequency factors of Llama 3.1+ files (F32,
+/// rope.dimension_count / 2 values), or null when the file has none. `applied`: whether
+/// llama.cpp applies them for this architecture; where it does not, a file carrying them
+/// is refused naming the tensor.
+const GraphTensor* resolve_rope_freqs(Resolver& r, const Dims& d, bool applied);
 /// Fused attn_qkv (split into row views) or separate q/k/v, with optional biases.
 AttentionWeights resolve_attention(Resolver& r, const Dims& d, const std::string& prefix, bool gated_q);
 DeltaNetWeights resolve_delta(Resolver& r, const HParams& hp, const std::string& prefix);
@@ -148,6 +153,8 @@ struct Ctx {
   int dev;
   graph::TensorId tokens = -1, positions = -1, kv_slots = -1, seq_rows = -1, tables = -1, state_slots = -1,
                   out_rows = -1;
+  /// RoPE frequency factors every rope() applies, or null.
+  const GraphTensor* rope_freqs = nullptr;
 
   void bind_inputs();
   /// A weight as a graph tensor.
@@ -168,7 +175,7 @@ graph::TensorId ffn(Ctx& c, const FfnWeights& w, graph::TensorId x);
 graph::TensorId moe(Ctx& c, const MoeWeights& w, graph::TensorId x, const RouterConfig& r);
 /// A new tensor [a | b] along dimension `dim`.
 graph::TensorId concat(graph::Graph& g, graph::TensorId a, graph::TensorId b, int dim);
-/// Rotary embedding of x [dims, heads, tokens] with the model's parameters.
+/// Rotary embedding of x [dims, heads, tokens] with the model's parameters (and c.rope_freqs).
 graph::TensorId rope(Ctx& c, graph::TensorId x, int mode);
 
 }  // namespace sy::model

@@ -7,6 +7,8 @@
 // bit-identical.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -300,12 +302,6 @@ TEST_CASE("layouts: layouts llama.cpp no longer loads, or we cannot run, are ref
     const fs::path p = rewritten(dir, mixtral, "no-gate", [](Tensors& x) { x.remove("blk.1.ffn_gate_exps.weight"); });
     CHECK_THROWS_WITH(test::bring_up_model(p), Catch::Contains("no blk.1.ffn_gate_exps.weight"));
   }
-  SECTION("RoPE frequency factors") {
-    const fs::path p = rewritten(dir, mixtral, "rope-freqs", [](Tensors& x) {
-      x.add("rope_freqs.weight", StorageType::F32, {32}, f32_values(32, 1, 1.0f));
-    });
-    CHECK_THROWS_WITH(test::bring_up_model(p), Catch::Contains("rope_freqs.weight"));
-  }
   SECTION("a fused tensor of the wrong size names it and both shapes") {
     const fs::path p = rewritten(dir, mixtral, "bad-fused", [](Tensors& x) {
       fuse_gate_up(x);
@@ -317,5 +313,89 @@ TEST_CASE("layouts: layouts llama.cpp no longer loads, or we cannot run, are ref
     CHECK_THROWS_WITH(test::bring_up_model(p),
                       Catch::Contains("tensor blk.2.ffn_gate_up_exps.weight is [256, 256, 4]") &&
                           Catch::Contains("needs [256, 256, 8]") && Catch::Contains("llama.expert_count = 8"));
+  }
+}
+
+namespace {
+
+std::vector<std::byte> f32_bytes(const std::vector<float>& v) {
+  std::vector<std::byte> out(v.size() * 4);
+  std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("layouts: rope_freqs.weight divides each RoPE pair's angle, as llama.cpp's freq_factors", "[model][layouts]") {
+  // demo-llama: rope.dimension_count 64 (32 factors), rope.freq_base 5e5. f32 weights keep
+  // the comparison free of activation quantization.
+  test::TempDir dir;
+  const synth::Topology topo = builtin("demo-llama");
+  REQUIRE(topo.n_rot == 64);
+  REQUIRE(topo.rope_base == 5e5);
+  const fs::path plain = synth_model(dir, "llama", topo, "f32");
+  SECTION("factors of 1 leave the logits bit-identical") {
+    require_same_logits(plain, rewritten(dir, plain, "ones", [](Tensors& x) {
+                          x.add("rope_freqs.weight", StorageType::F32, {32}, f32_bytes(std::vector<float>(32, 1.0f)));
+                        }));
+  }
+  SECTION("factors (b2/b1)^(2i/n) with base b1 are the plain model with base b2") {
+    // b1^(-2i/n) / (b2/b1)^(2i/n) = b2^(-2i/n): the factors stand for a change of base,
+    // which the model without factors computes through rope.freq_base alone.
+    const double b1 = 5e5, b2 = 1e4;
+    std::vector<float> ff(32);
+    for (size_t i = 0; i < ff.size(); ++i) ff[i] = static_cast<float>(std::pow(b2 / b1, 2.0 * static_cast<double>(i) / 64.0));
+    const fs::path factored = rewritten(dir, plain, "factored", [&](Tensors& x) {
+      x.add("rope_freqs.weight", StorageType::F32, {32}, f32_bytes(ff));
+    });
+    const fs::path rebased = rewritten(dir, plain, "rebased", [&](Tensors& x) {
+      x.set("llama.rope.freq_base", static_cast<float>(b2));
+    });
+    const auto lp = logits_of(plain), lf = logits_of(factored), lr = logits_of(rebased);
+    REQUIRE(lf.size() == lr.size());
+    double max_diff = 0, max_moved = 0;
+    for (size_t s = 0; s < lf.size(); ++s) {
+      REQUIRE(lf[s].size() == lr[s].size());
+      for (size_t i = 0; i < lf[s].size(); ++i) {
+        max_diff = std::max(max_diff, static_cast<double>(std::fabs(lf[s][i] - lr[s][i])));
+        max_moved = std::max(max_moved, static_cast<double>(std::fabs(lf[s][i] - lp[s][i])));
+      }
+    }
+    INFO("largest difference to the rebased model " << max_diff << ", to the plain model " << max_moved);
+    // The factors are used: the logits move away from the model without them ...
+    CHECK(max_moved > 1e-2);
+    // ... to those of the rebased model, up to the f32 rounding of the factors (~6e-8
+    // relative in each angle) carried through four layers (observed: under 2e-6).
+    CHECK(max_diff < 1e-4);
+  }
+}
+
+TEST_CASE("layouts: rope_freqs.weight of the wrong shape or type, or on an architecture that does not apply it, "
+          "is refused naming it", "[model][layouts]") {
+  test::TempDir dir;
+  const fs::path llama = synth_model(dir, "llama", builtin("demo-llama"));
+  SECTION("wrong length") {
+    const fs::path p = rewritten(dir, llama, "short", [](Tensors& x) {
+      x.add("rope_freqs.weight", StorageType::F32, {16}, f32_values(16, 1, 1.0f));
+    });
+    CHECK_THROWS_WITH(test::bring_up_model(p), Catch::Contains("tensor rope_freqs.weight is [16]") &&
+                                                   Catch::Contains("needs [32]") &&
+                                                   Catch::Contains("half of llama.rope.dimension_count = 64"));
+  }
+  SECTION("not F32") {
+    const fs::path p = rewritten(dir, llama, "f16", [](Tensors& x) {
+      x.add("rope_freqs.weight", StorageType::F16, {32}, std::vector<std::byte>(64));
+    });
+    CHECK_THROWS_WITH(test::bring_up_model(p), Catch::Contains("tensor rope_freqs.weight is stored as F16") &&
+                                                   Catch::Contains("must be F32"));
+  }
+  SECTION("an architecture whose llama.cpp graph passes no factors") {
+    synth::Topology t = builtin("demo-llama");
+    t.arch = "qwen2";
+    const fs::path p = rewritten(dir, synth_model(dir, "qwen2", t), "qwen2-freqs", [](Tensors& x) {
+      x.add("rope_freqs.weight", StorageType::F32, {32}, f32_values(32, 1, 1.0f));
+    });
+    CHECK_THROWS_WITH(test::bring_up_model(p), Catch::Contains("rope_freqs.weight") &&
+                                                   Catch::Contains("the qwen2 architecture does not apply"));
   }
 }
