@@ -24,7 +24,7 @@ printf 'a {%% for x in y %%}' > "$tmp/bad.jinja"
 check "syntax error with its position" 1 "bad.jinja:1:3: this \{% for %\} is never closed" -- "$exe" template --template "$tmp/bad.jinja"
 printf '[1, 2' > "$tmp/bad.json"
 check "malformed context JSON" 1 "bad.json is not valid JSON" -- "$exe" template --template "$tmp/t.jinja" --context "$tmp/bad.json"
-check "missing template file" 1 "cannot read --template" -- "$exe" template --template "$tmp/none.jinja"
+check "missing template file" 1 "--template '.*none.jinja' does not exist" -- "$exe" template --template "$tmp/none.jinja"
 printf '{{ strftime_now("%%d %%b %%Y") }}' > "$tmp/d.jinja"
 check "strftime_now with a fixed clock" 0 "^26 Jul 2024$" -- "$exe" template --template "$tmp/d.jinja" --now 2024-07-26T00:00:00
 
