@@ -3,7 +3,10 @@
 # build folder. Any UB report stops the program (-fno-sanitize-recover), so ctest sees it.
 option(SWITCHYARD_SANITIZE "Build with ASan + UBSan (scripts/test --sanitize)" OFF)
 if(SWITCHYARD_SANITIZE)
-  set(sy_san_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  # float-cast-overflow is not part of GCC's -fsanitize=undefined, and a double converted to an
+  # integer it does not fit is exactly the bug class this run exists to catch.
+  set(sy_san_flags -fsanitize=address,undefined,float-cast-overflow
+      -fno-sanitize-recover=undefined,float-cast-overflow -fno-omit-frame-pointer)
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${sy_san_flags}>")
   add_link_options("$<$<LINK_LANGUAGE:C,CXX>:${sy_san_flags}>")
   # GCC's -Wmaybe-uninitialized sees through the sanitizers' instrumentation and reports
