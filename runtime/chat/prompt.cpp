@@ -1,7 +1,5 @@
 #include "chat/prompt.hpp"
 
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "util/read_file.hpp"
@@ -26,14 +24,17 @@ Result<std::pair<std::string, std::string>> find_chat_template(const std::filesy
     }
   if (!tokenizer_json.empty()) {
     const auto cfg = tokenizer_json.parent_path() / "tokenizer_config.json";
-    if (std::ifstream in(cfg); in) {
+    auto text = util::read_optional_file(cfg, "the tokenizer config");
+    if (!text) return text.status();
+    if (*text) {
+      nlohmann::json j;
       try {
-        const auto j = nlohmann::json::parse(in);
-        if (j.contains("chat_template") && j["chat_template"].is_string())
-          return std::make_pair(j["chat_template"].get<std::string>(), cfg.string());
-      } catch (const std::exception& e) {
+        j = nlohmann::json::parse(**text);
+      } catch (const nlohmann::json::parse_error& e) {
         return error::corrupt(cfg.string() + " is not valid JSON: " + e.what());
       }
+      if (j.is_object() && j.contains("chat_template") && j["chat_template"].is_string())
+        return std::make_pair(j["chat_template"].get<std::string>(), cfg.string());
     }
   }
   if (auto t = md.get_string("tokenizer.chat_template")) return std::make_pair(*t, std::string("tokenizer.chat_template"));

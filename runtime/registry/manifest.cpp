@@ -1,9 +1,10 @@
 #include "registry/manifest.hpp"
 
 #include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "util/read_file.hpp"
 
 namespace sy::registry {
 namespace {
@@ -195,11 +196,10 @@ Result<Manifest> manifest_from_json_text(const std::string& text, const std::str
 }
 
 Result<Manifest> read_manifest(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return error::io_error("cannot read plugin manifest " + path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return manifest_from_json_text(ss.str(), path.string());
+  // Manifests are a few KiB; a larger one is not a manifest.
+  auto text = util::read_file(path, "plugin manifest", uint64_t{16} << 20);
+  if (!text) return text.status();
+  return manifest_from_json_text(*text, path.string());
 }
 
 Status write_manifest(const Manifest& m, const std::filesystem::path& path) {

@@ -1,12 +1,12 @@
 #include "synth/vocab.hpp"
 
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string_view>
 
 #include "tokenizer/tokenizer.hpp"
+#include "util/read_file.hpp"
 
 namespace sy::synth {
 namespace {
@@ -87,9 +87,11 @@ Result<MetaEntries> hf_vocab(const std::filesystem::path& tokenizer_json, int64_
     types.items.emplace_back(int32_t{5});
   }
   const auto cfg_path = tokenizer_json.parent_path() / "tokenizer_config.json";
-  if (std::ifstream in(cfg_path); in) {
-    const auto cfg = nlohmann::json::parse(in, nullptr, false);
-    if (!cfg.is_discarded() && cfg.contains("chat_template") && cfg["chat_template"].is_string())
+  auto cfg_text = util::read_optional_file(cfg_path, "the tokenizer config");
+  if (!cfg_text) return cfg_text.status();
+  if (*cfg_text) {
+    const auto cfg = nlohmann::json::parse(**cfg_text, nullptr, false);
+    if (cfg.is_object() && cfg.contains("chat_template") && cfg["chat_template"].is_string())
       md->emplace_back("tokenizer.chat_template", cfg["chat_template"].get<std::string>());
   }
   return std::move(*md);

@@ -1,6 +1,5 @@
 // Loading tokenizers: GGUF metadata (tokenizer.ggml.*) or Hugging Face tokenizer.json.
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -8,6 +7,7 @@
 #include "switchyard/utf8.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "tokenizer/unicode.hpp"
+#include "util/read_file.hpp"
 
 namespace sy::tok {
 namespace {
@@ -92,24 +92,6 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const Metadata& md, std:
 
 namespace {
 
-// The whole of a file beside the model; nullopt when it does not exist. A directory or an
-// unreadable file is an error naming it (a stream read on a directory throws).
-Result<std::optional<std::string>> read_text(const std::filesystem::path& path, bool required) {
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(st)) {
-    if (!required) return std::optional<std::string>();
-    return error::not_found("cannot read tokenizer file " + path.string() + ": it does not exist");
-  }
-  if (!std::filesystem::is_regular_file(st))
-    return error::invalid_argument(path.string() + " is not a regular file; give the path of a tokenizer.json file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return error::io_error("cannot read tokenizer file " + path.string());
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return error::io_error("reading " + path.string() + " failed");
-  return std::optional<std::string>(std::move(text));
-}
-
 // Recursion limit for pre-tokenizer Sequences: real files nest one or two deep, and a
 // hostile one must not exhaust the stack.
 constexpr int kMaxPreTokenizerDepth = 16;
@@ -117,12 +99,12 @@ constexpr int kMaxPreTokenizerDepth = 16;
 }  // namespace
 
 Result<std::unique_ptr<Tokenizer>> Tokenizer::from_hf(const std::filesystem::path& path) {
-  auto json = read_text(path, true);
+  auto json = util::read_file(path, "the tokenizer file");
   if (!json) return json.status();
   const auto cfg_path = path.parent_path() / "tokenizer_config.json";
-  auto cfg = read_text(cfg_path, false);
+  auto cfg = util::read_optional_file(cfg_path, "the tokenizer config");
   if (!cfg) return cfg.status();
-  return from_hf_text(**json, *cfg ? std::optional<std::string_view>(**cfg) : std::nullopt, path.string(),
+  return from_hf_text(*json, *cfg ? std::optional<std::string_view>(**cfg) : std::nullopt, path.string(),
                       cfg_path.string());
 }
 

@@ -85,6 +85,15 @@ Result<std::string> read_file(const fs::path& path, std::string_view what, uint6
   return out;
 }
 
+Result<std::optional<std::string>> read_optional_file(const fs::path& path, std::string_view what,
+                                                      uint64_t max_bytes) {
+  // read_file() reports not_found only for ENOENT at open, so nothing else is taken as absent.
+  auto r = read_file(path, what, max_bytes);
+  if (r) return std::optional<std::string>(std::move(*r));
+  if (r.status().code() == StatusCode::not_found && !path.empty()) return std::optional<std::string>();
+  return r.status();
+}
+
 Status check_output_path(const fs::path& path, std::string_view what) {
   const std::string w(what);
   if (path.empty()) return error::invalid_argument(w + " is empty; give a file path");

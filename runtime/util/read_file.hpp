@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,12 @@ namespace sy::util {
 /// `max_bytes` (what the caller can reasonably hold) with the size and the limit.
 Result<std::string> read_file(const std::filesystem::path& path, std::string_view what,
                               uint64_t max_bytes = uint64_t{1} << 30);
+
+/// As read_file(), but a file that does not exist is nullopt rather than an error: for
+/// optional files found beside another (tokenizer_config.json beside tokenizer.json).
+/// A directory or an unreadable file in its place is still an error, not "absent".
+Result<std::optional<std::string>> read_optional_file(const std::filesystem::path& path, std::string_view what,
+                                                      uint64_t max_bytes = uint64_t{1} << 30);
 
 /// Checks that `path` is a readable file (not a directory) without reading it, for paths
 /// that a library opens itself later; the same sentences as read_file().

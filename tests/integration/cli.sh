@@ -51,6 +51,16 @@ check "synth -o DIR" 2 "-o $isdir" -- "$exe" synth -o "$tmp/dir"
 check "synth --tokenizer DIR" 2 "--tokenizer $isdir" -- "$exe" synth --tokenizer "$tmp/dir" -o "$tmp/x.gguf"
 check "synth --topology DIR" 2 "the topology file $isdir" -- "$exe" synth --topology "$tmp/dir" -o "$tmp/x.gguf"
 check "plan --topology DIR" 2 "the topology file $isdir" -- "$exe" plan --topology "$tmp/dir"
+# A directory named tokenizer.json, or one where the optional tokenizer_config.json belongs.
+mkdir -p "$tmp/tokdir/tokenizer.json" "$tmp/tok/tokenizer_config.json"
+printf '{"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":[]}}' > "$tmp/tok/tokenizer.json"
+cfgdir="'$tmp/tok/tokenizer_config.json' is a directory; give a file"
+check "tokenize --tokenizer tokenizer.json DIR" 1 "--tokenizer '$tmp/tokdir/tokenizer.json' is a directory; give a file" \
+  -- "$exe" tokenize --tokenizer "$tmp/tokdir/tokenizer.json" --text ab
+check "tokenize: tokenizer_config.json DIR" 1 "the tokenizer config $cfgdir" -- "$exe" tokenize --tokenizer "$tmp/tok/tokenizer.json" --text ab
+check "synth: tokenizer_config.json DIR" 2 "the tokenizer config $cfgdir" -- "$exe" synth --tokenizer "$tmp/tok/tokenizer.json" -o "$tmp/x.gguf"
+printf 'model:\n  path: %s\n  tokenizer: %s\n' "$tmp/demo.gguf" "$tmp/tok/tokenizer.json" > "$tmp/tok.yaml"
+check "run --chat: tokenizer_config.json DIR" 1 "the tokenizer config $cfgdir" -- "$exe" run -p "$tmp/tok.yaml" --chat --prompt hi -n 1
 check "chat /save and /load DIR" 0 "\[/save $isdir.*\[/load $isdir" -- bash -c "printf '/save $tmp/dir\n/load $tmp/dir\n' | \"$exe\" chat -m \"$tmp/demo.gguf\" | tr '\n' ' '"
 
 check "--set list index past 2^64" 1 "'sampling.99999999999999999999': the list has 1 items, so '99999999999999999999' is not a valid index" \

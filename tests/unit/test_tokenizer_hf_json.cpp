@@ -71,7 +71,14 @@ TEST_CASE("an empty vocabulary and a directory are refused with a sentence", "[t
   sy::test::TempDir dir;
   auto d = Tokenizer::from_hf(dir.path());
   REQUIRE_FALSE(d.has_value());
-  CHECK(d.status().message() == dir.path().string() + " is not a regular file; give the path of a tokenizer.json file");
+  CHECK(d.status().message() == "the tokenizer file '" + dir.path().string() + "' is a directory; give a file inside it");
+  // A directory where the optional tokenizer_config.json belongs is an error too, not "absent".
+  sy::test::write_file(dir / "tokenizer.json", bpe(byte_vocab()).dump());
+  std::filesystem::create_directory(dir / "tokenizer_config.json");
+  d = Tokenizer::from_hf(dir / "tokenizer.json");
+  REQUIRE_FALSE(d.has_value());
+  CHECK(d.status().message() == "the tokenizer config '" + (dir / "tokenizer_config.json").string() +
+                                    "' is a directory; give a file inside it");
 }
 
 TEST_CASE("byte-level BPE round-trips every byte string through its 256 byte tokens", "[tokenizer]") {

@@ -37,6 +37,28 @@ TEST_CASE("read_file: a file's bytes, and a sentence for a directory, a missing 
   CHECK(r.status().message() == "--file is empty; give a file path");
 }
 
+TEST_CASE("read_optional_file: only a file that does not exist is absent", "[util]") {
+  sy::test::TempDir dir;
+  sy::test::write_file(dir / "c.json", "{}");
+  auto r = read_optional_file(dir / "c.json", "the tokenizer config");
+  REQUIRE(r);
+  REQUIRE(r.value().has_value());
+  CHECK(*r.value() == "{}");
+
+  r = read_optional_file(dir / "nope.json", "the tokenizer config");
+  REQUIRE(r);
+  CHECK_FALSE(r.value().has_value());
+
+  // A directory in the file's place is a mistake to report, not a missing optional file.
+  r = read_optional_file(dir.path(), "the tokenizer config");
+  REQUIRE_FALSE(r);
+  CHECK(r.status().message() == "the tokenizer config '" + dir.path().string() + "' is a directory; give a file inside it");
+
+  r = read_optional_file("", "the tokenizer config");
+  REQUIRE_FALSE(r);
+  CHECK(r.status().message() == "the tokenizer config is empty; give a file path");
+}
+
 TEST_CASE("read_file: files without a size (devices) are read to the end", "[util]") {
   // /dev/null is a character device: no size up front, end of file at once.
   auto r = read_file("/dev/null", "--file");
