@@ -135,7 +135,7 @@ Value Interp::attribute(const Value& obj, const std::string& name, bool attr_fir
                            name + "')");
   auto method = [&](auto fn) {
     Value self = obj;
-    return Value::callable([self, fn](Interp& in, Args& a) { return fn(in, self, a); });
+    return Value::callable([self, fn](Interp& in, Args& a) { return fn(in, self, a); }, &self);
   };
   if (mutating(name) && (obj.kind == Value::Kind::list || obj.kind == Value::Kind::dict)) {
     const std::string tn = type_name(obj);

@@ -73,6 +73,7 @@ class Interp {
   void step(int line, int col);
   void emit(std::string_view s);
   Value apply_filter_chain(const Expr& f, Value input);
+  Value eval_expr(const Expr& e);
   Value make_macro(const Node& n);
   Args eval_args(const Expr& e, size_t first = 1);
 

@@ -281,6 +281,19 @@ int64_t normalise_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
 }  // namespace
 
 Value Interp::eval(const Expr& e) {
+  // Every value a template builds comes out of an expression, a few levels at most above the
+  // values that went in, so checking here bounds the nesting of everything a render holds.
+  Value v = eval_expr(e);
+  if (v.depth > kMaxNesting) {
+    line_ = e.line;
+    col_ = e.col;
+    fail(RenderFailure::Kind::limit, "values nested more than " + std::to_string(kMaxNesting) +
+                                         " levels deep (lists and dicts inside each other)");
+  }
+  return v;
+}
+
+Value Interp::eval_expr(const Expr& e) {
   step(e.line, e.col);
   switch (e.kind) {
     case Expr::Kind::literal: return e.value;
@@ -498,6 +511,10 @@ Result<Template> Template::parse(std::string_view source, std::string name) {
 
 Result<std::string> Template::render(const Value& context, const RenderOptions& opts, RenderFailure* failure) const {
   if (!context.is_mapping()) return error::invalid_argument("the template context must be a mapping of variables");
+  for (const auto& [name, v] : context.dict->items)
+    if (v.depth > kMaxNesting)
+      return error::invalid_argument("the template context's '" + name + "' nests more than " + std::to_string(kMaxNesting) +
+                                     " levels deep; flatten it");
   Interp in(opts);
   in.scopes_.push_back(std::make_shared<Dict>(*context.dict));
   in.out_.emplace_back();

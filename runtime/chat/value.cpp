@@ -114,18 +114,26 @@ std::string repr_string(const std::string& s) {
 
 }  // namespace
 
-std::string repr(const Value& v) {
+namespace {
+
+// Values deeper than kMaxNesting are refused when a render builds them; these guards keep
+// the recursive printers and comparisons bounded even for a value that was never checked.
+constexpr uint32_t kGuard = 2 * kMaxNesting + 2;
+
+std::string repr_at(const Value& v, uint32_t level) {
   switch (v.kind) {
     case Value::Kind::string: return repr_string(*v.s);
     case Value::Kind::list: {
+      if (level > kGuard) return "[...]";  // what Python's repr prints for a recursive list
       std::string out = "[";
-      for (size_t i = 0; i < v.list->size(); ++i) out += (i ? ", " : "") + repr((*v.list)[i]);
+      for (size_t i = 0; i < v.list->size(); ++i) out += (i ? ", " : "") + repr_at((*v.list)[i], level + 1);
       return out + "]";
     }
     case Value::Kind::dict: {
+      if (level > kGuard) return "{...}";
       std::string out = "{";
       for (size_t i = 0; i < v.dict->items.size(); ++i)
-        out += (i ? ", " : "") + repr_string(v.dict->items[i].first) + ": " + repr(v.dict->items[i].second);
+        out += (i ? ", " : "") + repr_string(v.dict->items[i].first) + ": " + repr_at(v.dict->items[i].second, level + 1);
       return out + "}";
     }
     case Value::Kind::ns: return "<Namespace>";
@@ -133,6 +141,10 @@ std::string repr(const Value& v) {
     default: return to_str(v);
   }
 }
+
+}  // namespace
+
+std::string repr(const Value& v) { return repr_at(v, 0); }
 
 std::string to_str(const Value& v) {
   switch (v.kind) {
@@ -155,7 +167,9 @@ std::partial_ordering compare_numbers(const Value& a, const Value& b) {
   return int_of(a) <=> int_of(b);
 }
 
-bool equal(const Value& a, const Value& b) {
+namespace {
+
+bool equal_at(const Value& a, const Value& b, uint32_t level) {
   if (a.is_number() && b.is_number()) return compare_numbers(a, b) == 0;
   if (a.kind != b.kind) return false;
   switch (a.kind) {
@@ -163,21 +177,29 @@ bool equal(const Value& a, const Value& b) {
     case Value::Kind::none: return true;
     case Value::Kind::string: return *a.s == *b.s;
     case Value::Kind::list:
-      if (a.list->size() != b.list->size()) return false;
+      if (a.list == b.list) return true;
+      if (a.list->size() != b.list->size() || level > kGuard) return false;
       for (size_t i = 0; i < a.list->size(); ++i)
-        if (!equal((*a.list)[i], (*b.list)[i])) return false;
+        if (!equal_at((*a.list)[i], (*b.list)[i], level + 1)) return false;
       return true;
     case Value::Kind::dict:
-    case Value::Kind::ns:
-      if (a.dict->items.size() != b.dict->items.size()) return false;
+      if (a.dict == b.dict) return true;
+      if (a.dict->items.size() != b.dict->items.size() || level > kGuard) return false;
       for (const auto& [k, v] : a.dict->items) {
         const Value* o = b.dict->find(k);
-        if (!o || !equal(v, *o)) return false;
+        if (!o || !equal_at(v, *o, level + 1)) return false;
       }
       return true;
+    // Jinja2's Namespace has no __eq__: two are equal only when they are the same object
+    // (and a namespace that holds itself compares without recursing).
+    case Value::Kind::ns: return a.dict == b.dict;
     default: return a.fn == b.fn;
   }
 }
+
+}  // namespace
+
+bool equal(const Value& a, const Value& b) { return equal_at(a, b, 0); }
 
 std::string type_name(const Value& v) {
   switch (v.kind) {
@@ -242,6 +264,10 @@ bool json_value(const Value& v, std::string& out, const JsonOptions& o, int dept
     err = "tojson output past the output limit of " + std::to_string(o.max_size) + " bytes";
     return false;
   }
+  if (depth > static_cast<int>(kGuard)) {
+    err = "tojson: values nested more than " + std::to_string(kGuard) + " levels deep";
+    return false;
+  }
   auto newline = [&](int d) {
     if (!o.indent) return;
     out += '\n';
@@ -270,8 +296,7 @@ bool json_value(const Value& v, std::string& out, const JsonOptions& o, int dept
       out += ']';
       return true;
     }
-    case Value::Kind::dict:
-    case Value::Kind::ns: {
+    case Value::Kind::dict: {  // json.dumps refuses a Namespace (it is not a dict)
       if (v.dict->items.empty()) {
         out += "{}";
         return true;
@@ -323,7 +348,16 @@ std::string html_escape(const std::string& s) {
   return o;
 }
 
-Value from_json(const nlohmann::ordered_json& j) {
+namespace {
+
+Value from_json_at(const nlohmann::ordered_json& j, uint32_t level) {
+  if (level > kMaxNesting && (j.is_array() || j.is_object())) {
+    // Too deep to hold: an empty stand-in one level past the limit, which makes the whole
+    // context refused by the render (with the limit in the message) without recursing on.
+    Value v = Value::make_list();
+    v.depth = kMaxNesting + 1;
+    return v;
+  }
   switch (j.type()) {
     case nlohmann::json::value_t::null: return Value::none();
     case nlohmann::json::value_t::boolean: return Value::boolean(j.get<bool>());
@@ -339,16 +373,20 @@ Value from_json(const nlohmann::ordered_json& j) {
     case nlohmann::json::value_t::string: return Value::str(j.get<std::string>());
     case nlohmann::json::value_t::array: {
       List l;
-      for (const auto& e : j) l.push_back(from_json(e));
+      for (const auto& e : j) l.push_back(from_json_at(e, level + 1));
       return Value::make_list(std::move(l));
     }
     case nlohmann::json::value_t::object: {
       Dict d;
-      for (const auto& [k, e] : j.items()) d.items.emplace_back(k, from_json(e));
+      for (const auto& [k, e] : j.items()) d.items.emplace_back(k, from_json_at(e, level + 1));
       return Value::make_dict(std::move(d));
     }
     default: return Value::none();
   }
 }
+
+}  // namespace
+
+Value from_json(const nlohmann::ordered_json& j) { return from_json_at(j, 0); }
 
 }  // namespace sy::chat
