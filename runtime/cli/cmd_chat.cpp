@@ -12,6 +12,7 @@
 
 #include "chat/prompt.hpp"
 #include "cli/commands.hpp"
+#include "cli/json_text.hpp"
 #include "cli/number_arg.hpp"
 #include "cli/pipeline_arg.hpp"
 #include "engine/runtime_setup.hpp"
@@ -123,7 +124,7 @@ class Session {
     for (const auto& m : history_) j["messages"].push_back({{"role", m.role}, {"content", m.content}});
     if (auto st = util::check_output_path(path, "/save"); !st) return st.message();
     std::ofstream f(path, std::ios::trunc);
-    f << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    f << json_text(j, 2) << "\n";
     f.close();
     return f ? std::string() : "cannot write " + path;
   }

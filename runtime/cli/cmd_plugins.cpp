@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/json_text.hpp"
 #include "registry/registry.hpp"
 
 namespace sy::cli {
@@ -54,7 +55,7 @@ int run_plugins(bool as_json, bool check) {
       out["plugins"].push_back(pj);
     }
     for (const auto& r : reg.refusals()) out["refused"].push_back({{"file", r.file.string()}, {"reason", r.reason}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
     return rc;
   }
 

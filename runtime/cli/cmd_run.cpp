@@ -16,6 +16,7 @@
 
 #include "chat/prompt.hpp"
 #include "cli/commands.hpp"
+#include "cli/json_text.hpp"
 #include "cli/number_arg.hpp"
 #include "cli/pipeline_arg.hpp"
 #include "engine/routing_stats.hpp"
@@ -178,7 +179,7 @@ int run(const RunArgs& args) {
   if (auto st = eng.decode(batch, logits); !st) return fail(st.message());
   const auto t1 = clock::now();
   int64_t pos = static_cast<int64_t>(prompt.size()) - 1;
-  if (lout) lout << logits_line(pos, logits).dump() << "\n";
+  if (lout) lout << json_text(logits_line(pos, logits)) << "\n";
 
   std::vector<int32_t> ids, sampled;
   std::optional<tok::StreamDecoder> stream;
@@ -220,7 +221,7 @@ int run(const RunArgs& args) {
     const engine::BatchToken bt{0, next, true};
     if (auto st = eng.decode({&bt, 1}, logits); !st) return fail(st.message());
     ++pos;
-    if (lout) lout << logits_line(pos, logits).dump() << "\n";
+    if (lout) lout << json_text(logits_line(pos, logits)) << "\n";
   }
   const auto t2 = clock::now();
   if (stream && !stops.stopped()) show(stops.push(stream->flush()) + (stops.stopped() ? "" : stops.flush()));
@@ -247,7 +248,7 @@ int run(const RunArgs& args) {
                   {"transfers", st.transfers},
                   {"arena_bytes", st.arena_bytes}};
     if (a.routing_stats) j["routing"] = routing_json(engine::summarize_routing(eng.routing_counts()));
-    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::cerr << "prompt: " << prompt.size() << " tokens in " << prompt_ms << " ms ("
               << (prompt_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / prompt_ms : 0.0) << " tokens/s); "

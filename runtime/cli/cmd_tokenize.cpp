@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/json_text.hpp"
 #include "model/source.hpp"
 #include "registry/registry.hpp"
 #include "registry/search_path.hpp"
@@ -59,7 +60,7 @@ int run_tokenize(const TokArgs& a) {
     j["ids"] = ids;
     j["pieces"] = nlohmann::json::array();
     for (int32_t id : ids) j["pieces"].push_back((*t)->piece(id));
-    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     for (size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];
     std::cout << "\n";
@@ -87,7 +88,7 @@ int run_detokenize(const TokArgs& a) {
                                     std::to_string((*t)->n_vocab() - 1) + ")");
   const std::string text = (*t)->decode(ids);
   if (a.json) {
-    std::cout << nlohmann::json{{"text", text}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(nlohmann::json{{"text", text}}) << "\n";
   } else {
     std::cout << text << std::flush;
   }

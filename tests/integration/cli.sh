@@ -90,6 +90,34 @@ check "YAML alias bomb" 1 "bomb.yaml:5:1: the document expands to more than 1000
 check "deeply nested override pattern" 1 "the regular expression nests groups more than 32 deep" \
   -- "$exe" validate "$src/configs/demo.yaml" --set "placement.overrides=[\"$(printf '(%.0s' {1..40})a$(printf ')%.0s' {1..40})=cpu\"]"
 
+# --json is valid JSON whatever the bytes: token pieces that are part of a UTF-8 sequence
+# (byte tokens), decoded text and plugin paths that are not UTF-8 print each invalid byte as
+# \xNN, as Python's backslashreplace does (the escaping inspect uses).
+mkdir -p "$tmp/bl"
+python3 -c 'import json, sys; json.dump({"model": {"type": "BPE", "vocab": {"\u00c3": 0, "\u00a9": 1, "a": 2}, "merges": []},
+  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}, "decoder": {"type": "ByteLevel"}}, open(sys.argv[1], "w"))' \
+  "$tmp/bl/tokenizer.json"
+plugdir="$tmp/p$(printf '\xff')"
+mkdir -p "$plugdir"
+cp "$(dirname "$exe")/../lib/switchyard/plugins/libswitchyard-samplers.so" "$plugdir/libcopy.so"
+check "--json escapes bytes that are not UTF-8 as \\xNN" 0 "^ok$" -- python3 - "$exe" "$tmp" "$plugdir" <<'PY'
+import json, os, subprocess, sys
+exe, tmp, plugdir = sys.argv[1], sys.argv[2], os.fsencode(sys.argv[3])
+br = lambda b: b.decode("utf-8", "backslashreplace")
+def js(*args, env=None):
+    return json.loads(subprocess.run([exe, *args], capture_output=True, check=True, env=env).stdout)
+tok = tmp + "/bl/tokenizer.json"
+# "aé" is the bytes 61 c3 a9; the GPT-2 byte alphabet spells c3 as U+00C3 and a9 as U+00A9.
+t = js("tokenize", "--tokenizer", tok, "--text", "a\u00e9", "--json")
+assert t == {"ids": [2, 0, 1], "pieces": ["a", br(b"\xc3"), br(b"\xa9")]}, t
+d = js("detokenize", "--tokenizer", tok, "--ids", "2,0", "--json")
+assert d == {"text": br(b"a\xc3")}, d
+p = js("plugins", "--json", env=dict(os.environ, SWITCHYARD_PLUGIN_PATH=plugdir))
+files = {r["file"] for r in p["refused"]}
+assert files == {br(plugdir + b"/libcopy.so")}, files
+print("ok")
+PY
+
 # The current directory is never searched by accident: an empty SWITCHYARD_PLUGIN_PATH
 # entry is ignored with a warning, and a plugin in the current directory stays unseen.
 mkdir -p "$tmp/cwd"
