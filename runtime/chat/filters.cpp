@@ -108,11 +108,13 @@ Value min_or_max(Interp& in, const Value& v, Args& a, bool max) {
   return best;
 }
 
-// math.ceil / math.floor of a float, as a float holding the exact integer.
+// math.ceil / math.floor of a float, as a float holding the exact integer. Python's result
+// is an int, which has no negative zero: ceil(-0.3) is 0, and 0 / 10**n is 0.0.
 double ceil_or_floor(Interp& in, double y, bool ceil) {
   if (std::isinf(y)) in.fail(K::type, "cannot convert float infinity to integer");
   if (std::isnan(y)) in.fail(K::type, "cannot convert float NaN to integer");
-  return ceil ? std::ceil(y) : std::floor(y);
+  const double r = ceil ? std::ceil(y) : std::floor(y);
+  return r == 0 ? 0.0 : r;
 }
 
 // do_round: round(value, precision), or math.ceil/floor(value * 10**precision) / 10**precision.
@@ -145,9 +147,11 @@ Value round_filter(Interp& in, const Value& v, Args& a) {
     std::snprintf(buf, sizeof buf, "%.0fe-%lld", c, static_cast<long long>(p));
     return Value::floating(std::strtod(buf, nullptr));
   }
-  // 10**p with p < 0 is a float in Python.
+  // 10**p with p < 0 is a float in Python, 0.0 from p = -324 on: then inf * 0.0 is NaN
+  // (ValueError from math.ceil) and anything else divides by zero.
   const double scale = std::pow(10.0, static_cast<double>(std::max<int64_t>(p, -400)));
   const double c = ceil_or_floor(in, v.number() * scale, ceil);
+  if (scale == 0) in.fail(K::type, "float division by zero");
   return Value::floating(c / scale);
 }
 
@@ -171,7 +175,8 @@ Value int_filter(Interp& in, const Value& v, Args& a) {
                        : num::Parse::invalid;
     if (r == num::Parse::ok) return Value::integer(out);
     if (r == num::Parse::overflow) in.overflow("int('" + v.text() + "')");
-    // The fallback int(float(value)) catches OverflowError: "1e400" gives the default.
+    // The fallback int(float(value)) catches OverflowError since Jinja2 3.1.5 (pallets/jinja
+    // #1921, fixed by #1984): "1e400" gives the default. 3.1.6 renders 0, checked.
     const auto f = num::parse_float(v.text());
     if (!f || !std::isfinite(*f)) return def;
     d = *f;
