@@ -34,7 +34,12 @@ Parsed<T> parse_integer(std::string_view s, T lo = std::numeric_limits<T>::min()
   static_assert(std::is_integral_v<T>);
   const char* b = s.data();
   const char* e = s.data() + s.size();
-  if (b != e && *b == '+') ++b;
+  // from_chars takes no '+' but does take '-', so after a skipped '+' a '-' would be read
+  // as the sign ("+-5" as -5): one sign at most.
+  if (b != e && *b == '+') {
+    ++b;
+    if (b != e && *b == '-') return {T{}, NumberError::malformed};
+  }
   if (b == e) return {T{}, NumberError::malformed};
   T v{};
   const auto [p, ec] = std::from_chars(b, e, v);
@@ -53,7 +58,10 @@ Parsed<T> parse_integer(std::string_view s, T lo = std::numeric_limits<T>::min()
 inline Parsed<double> parse_finite(std::string_view s) {
   const char* b = s.data();
   const char* e = s.data() + s.size();
-  if (b != e && *b == '+') ++b;
+  if (b != e && *b == '+') {
+    ++b;
+    if (b != e && *b == '-') return {0, NumberError::malformed};  // one sign at most, as above
+  }
   if (b == e) return {0, NumberError::malformed};
   double v = 0;
   const auto [p, ec] = std::from_chars(b, e, v, std::chars_format::general);

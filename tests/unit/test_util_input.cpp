@@ -91,6 +91,11 @@ TEST_CASE("parse_integer: whole text, type range and caller range", "[util]") {
   CHECK(parse_integer<int32_t>("").error == NumberError::malformed);
   CHECK(parse_integer<int32_t>("+").error == NumberError::malformed);
   CHECK(parse_integer<int32_t>("1.5").error == NumberError::malformed);
+  // One sign at most: Python's int("+-5") and C's strtol both refuse it.
+  CHECK(parse_integer<int32_t>("+-5").error == NumberError::malformed);
+  CHECK(parse_integer<int32_t>("-+5").error == NumberError::malformed);
+  CHECK(parse_integer<int32_t>("++5").error == NumberError::malformed);
+  CHECK(parse_integer<size_t>("+-1").error == NumberError::malformed);
   // 2^64 - 1 fits size_t; 2^64 and 10^20 - 1 do not.
   CHECK(parse_integer<uint64_t>("18446744073709551615").value == std::numeric_limits<uint64_t>::max());
   CHECK(parse_integer<uint64_t>("18446744073709551616").error == NumberError::out_of_range);
@@ -109,6 +114,8 @@ TEST_CASE("parse_finite and to_integer: no NaN, no infinity, no out-of-range cas
   CHECK(parse_finite("inf").error == NumberError::malformed);
   CHECK(parse_finite("1e400").error == NumberError::out_of_range);  // DBL_MAX is about 1.8e308
   CHECK(parse_finite("1.5x").error == NumberError::malformed);
+  CHECK(parse_finite("+-0.5").error == NumberError::malformed);  // Python: float("+-0.5") is a ValueError
+  CHECK(parse_finite("+0.5").value == 0.5);
   // int64_t holds [-2^63, 2^63); 2^63 itself is the first double past it.
   CHECK(to_integer<int64_t>(9223372036854775808.0) == std::nullopt);
   CHECK(to_integer<int64_t>(-9223372036854775808.0) == std::numeric_limits<int64_t>::min());
