@@ -147,6 +147,16 @@ TEST_CASE("limits: sizes stop below 2^64 bytes and percentages below 100", "[pip
   CHECK_FALSE(parse_size("20000000000000000000").has_value());  // 2e19 > 2^64
   // 10^19 is exactly representable as a double and below 2^64.
   CHECK(parse_size("10000000000000000000") == 10000000000000000000ull);
+  // 2^64 bytes = 2^34 GiB = 17179869184 GiB: the bound itself is refused, one GiB under is
+  // exact. Both sides are spelled with the unit so the multiplication is what is tested.
+  CHECK_FALSE(parse_size("17179869184GiB").has_value());
+  CHECK(parse_size("17179869183GiB") == (17179869183ull << 30));
+  // A long digit string is read whole (99999999 GiB fits, 10^20 - 1 GiB is about 1.1e29
+  // bytes and does not); the value past 2^64 is refused, not wrapped or cast.
+  CHECK(parse_size("99999999GiB") == (99999999ull << 30));
+  CHECK_FALSE(parse_size("99999999999999999999GiB").has_value());
+  CHECK_FALSE(parse_size("99999999999999999999").has_value());
+  // An exponent is not part of a size: the text after the digits ("e30GiB") is no unit.
   CHECK_FALSE(parse_size("1e30GiB").has_value());
   CHECK_FALSE(parse_size("1" + std::string(400, '0')).has_value());  // overflows a double
   CHECK(parse_amount("99.5%")->fraction == Approx(0.995));
@@ -169,6 +179,9 @@ TEST_CASE("limits: numbers a pipeline gives out of range name the key and the ra
       {"context.ubatch=-1.5", "'context.ubatch' must be an integer, got '-1.5'"},
       {"context.batch=nan", "'context.batch' must be an integer, got 'nan'"},
       {"server.port=65536", "'server.port' must be between 1 and 65535, got 65536"},
+      {"placement.headroom=99999999999999999999GiB",
+       "'placement.headroom' must be a percentage below 100% like '10%' or a size below 16 EiB like '2GiB', got "
+       "'99999999999999999999GiB'"},
       {"placement.headroom=1e30GiB",
        "'placement.headroom' must be a percentage below 100% like '10%' or a size below 16 EiB like '2GiB', got "
        "'1e30GiB'"},
