@@ -3,6 +3,7 @@
 #include "chat/parser.hpp"
 
 #include "chat/numbers.hpp"
+#include "switchyard/utf8.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -272,24 +273,6 @@ class Lexer {
       return strip_underscores(i);
     }
     return strip_underscores(d);
-  }
-
-  static void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
   }
 
   // A string literal's body as Jinja decodes it: newlines normalised, then

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "switchyard/utf8.hpp"
+
 namespace sy::tok {
 
 /// Length in bytes of the UTF-8 sequence starting with byte `c` (1 for invalid bytes).
@@ -18,8 +20,7 @@ inline size_t utf8_len(unsigned char c) {
   if ((c & 0xF8) == 0xF0) return 4;
   return 1;
 }
-/// Appends the UTF-8 encoding of code point `cp`.
-void append_utf8(std::string& out, uint32_t cp);
+using sy::append_utf8;  // in switchyard/utf8.hpp
 /// How many bytes at the end of `s` form an incomplete UTF-8 sequence (0 when complete).
 size_t incomplete_utf8_tail(std::string_view s);
 

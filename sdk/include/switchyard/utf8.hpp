@@ -1,7 +1,8 @@
 // UTF-8 validity, and the one escaping every output uses for bytes that are not UTF-8.
 // Model files carry strings from anywhere; names must be UTF-8 (the GGUF reader refuses
 // others), values keep their bytes, and whatever prints a value escapes it with
-// escape_invalid_utf8 so terminals, logs and JSON always get text.
+// escape_invalid_utf8 so terminals, logs and JSON always get text. append_utf8 lives here,
+// header-only, so that code without ICU (the template interpreter) can share it.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,25 @@ inline size_t utf8_sequence_length(std::string_view s, size_t i) noexcept {
   static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
   if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
   return len;
+}
+
+/// Appends the UTF-8 encoding of code point `cp` (callers pass values up to U+10FFFF).
+inline void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
 }
 
 /// Position of the first byte of `s` that starts no well-formed UTF-8 sequence; nullopt
