@@ -3,6 +3,7 @@
 #include "chat/interp.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include "chat/numbers.hpp"
 #include "chat/parser.hpp"
@@ -70,6 +71,40 @@ void unpack(Interp& in, const std::vector<std::string>& targets, const Value& it
   if (item.kind != Value::Kind::list || item.list->size() != targets.size())
     in.fail(RenderFailure::Kind::type, "cannot unpack " + type_name(item) + " into " + std::to_string(targets.size()) + " names");
   for (size_t i = 0; i < targets.size(); ++i) in.assign(targets[i], (*item.list)[i]);
+}
+
+// One macro or caller() call: runs in `scopes` plus a fresh scope for its parameters, one
+// level deeper, and puts the caller's scopes and depth back however the call ends.
+class CallFrame {
+ public:
+  CallFrame(Interp& in, std::vector<std::shared_ptr<Dict>> scopes) : in_(in) {
+    if (static_cast<int>(in.call_depth_) >= in.opts_.max_depth)
+      in.fail(RenderFailure::Kind::limit, "macros nested more than " + std::to_string(in.opts_.max_depth) + " deep");
+    saved_ = std::exchange(in.scopes_, std::move(scopes));
+    in.scopes_.push_back(std::make_shared<Dict>());
+    ++in.call_depth_;
+  }
+  ~CallFrame() {
+    in_.scopes_ = std::move(saved_);
+    --in_.call_depth_;
+  }
+  CallFrame(const CallFrame&) = delete;
+  CallFrame& operator=(const CallFrame&) = delete;
+
+ private:
+  Interp& in_;
+  std::vector<std::shared_ptr<Dict>> saved_;
+};
+
+// Binds a macro's or {% call %}'s parameters: by keyword, else by position, else the default
+// (evaluated at the call, inside the new scope, as Jinja2 does).
+void bind_params(Interp& in, const Node& n, const Args& a) {
+  for (size_t k = 0; k < n.params.size(); ++k) {
+    const auto& [name, def] = n.params[k];
+    Value v = a.get(k, name, Value::undef(name));
+    if (v.is_undefined() && def) v = in.eval(*def);
+    in.assign(name, std::move(v));
+  }
 }
 
 }  // namespace
@@ -160,28 +195,9 @@ Interp::Flow Interp::exec(const Node& n) {
       // `caller()` itself then finds the outer one or none, instead of recursing forever.
       const Node* np = &n;
       Value caller = Value::callable([np, outer = scopes_](Interp& in, Args& a) {
-        if (static_cast<int>(in.call_depth_) >= in.opts_.max_depth)
-          in.fail(RenderFailure::Kind::limit, "macros nested more than " + std::to_string(in.opts_.max_depth) + " deep");
-        auto saved = std::move(in.scopes_);
-        in.scopes_ = outer;
-        in.scopes_.push_back(std::make_shared<Dict>());
-        ++in.call_depth_;
-        std::string s;
-        try {
-          for (size_t k = 0; k < np->params.size(); ++k) {
-            Value v = a.get(k, np->params[k].first, Value::undef(np->params[k].first));
-            if (v.is_undefined() && np->params[k].second) v = in.eval(*np->params[k].second);
-            in.assign(np->params[k].first, v);
-          }
-          s = in.capture(np->body);
-        } catch (...) {
-          in.scopes_ = std::move(saved);
-          --in.call_depth_;
-          throw;
-        }
-        in.scopes_ = std::move(saved);
-        --in.call_depth_;
-        return Value::str(std::move(s));
+        const CallFrame frame(in, outer);
+        bind_params(in, *np, a);
+        return Value::str(in.capture(np->body));
       });
       const Expr& call = *n.expr;
       if (call.kind != Expr::Kind::call) fail(RenderFailure::Kind::type, "{% call %} needs a macro call");
@@ -206,33 +222,15 @@ Interp::Flow Interp::exec(const Node& n) {
 Value Interp::make_macro(const Node& n) {
   const Node* np = &n;
   return Value::callable([np](Interp& in, Args& a) {
-    if (static_cast<int>(in.call_depth_) >= in.opts_.max_depth)
-      in.fail(RenderFailure::Kind::limit, "macros nested more than " + std::to_string(in.opts_.max_depth) + " deep");
     // A macro sees the template's top-level names and its own parameters.
-    auto saved = std::move(in.scopes_);
-    in.scopes_ = {saved.front(), std::make_shared<Dict>()};
-    ++in.call_depth_;
-    for (size_t k = 0; k < np->params.size(); ++k) {
-      Value v = a.get(k, np->params[k].first, Value::undef(np->params[k].first));
-      if (v.is_undefined() && np->params[k].second) v = in.eval(*np->params[k].second);
-      in.assign(np->params[k].first, v);
-    }
+    const CallFrame frame(in, {in.scopes_.front()});
+    bind_params(in, *np, a);
     for (const auto& [k, v] : a.kw)
       if (k == "caller") in.assign("caller", v);
     List varargs;
     for (size_t k = np->params.size(); k < a.pos.size(); ++k) varargs.push_back(a.pos[k]);
     in.assign("varargs", Value::make_list(std::move(varargs)));
-    std::string s;
-    try {
-      s = in.capture(np->body);
-    } catch (...) {
-      in.scopes_ = std::move(saved);
-      --in.call_depth_;
-      throw;
-    }
-    in.scopes_ = std::move(saved);
-    --in.call_depth_;
-    return Value::str(std::move(s));
+    return Value::str(in.capture(np->body));
   });
 }
 
