@@ -2,6 +2,7 @@
 // (the real shapes of qwen3.6-35b-a3b, qwen3-30b-a3b, ...; `demo` is the tiny built-in
 // default) or a topology file, so memory plans and speed can be checked before a download.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 
@@ -84,7 +85,7 @@ void add_synth_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-o,--out", a->out, "Output GGUF file");
   cmd->add_option("--type", a->type, "q4_k_m, q5_k_m, or one storage type for every matrix (q8_0, f16, q4_k, ...)")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Random seed")->capture_default_str()->check(unsigned_in(0, UINT64_MAX));
   cmd->add_option("--layers", a->layers, "Keep only the first N layers (0: all)")
       ->check(integer_in(0, synth::kMaxTopologyCount));
   cmd->add_option("--experts", a->experts, "Routed experts per layer (0: the topology's)")

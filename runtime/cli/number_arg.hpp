@@ -17,17 +17,28 @@ namespace sy::cli {
 /// pipeline accepts (docs/pipelines.md).
 inline constexpr int64_t kMaxTokens = 16777216;
 
-/// A CLI11 validator accepting decimal integers in [lo, hi]; the message (CLI11 puts the
-/// flag name before it) gives the range and what was typed.
-inline CLI::Validator integer_in(int64_t lo, int64_t hi) {
+namespace detail {
+
+template <class T>
+CLI::Validator integer_validator(T lo, T hi) {
   const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
   return CLI::Validator(
       [lo, hi, range](std::string& s) -> std::string {
-        const auto v = util::parse_integer<int64_t>(s, lo, hi);
+        const auto v = util::parse_integer<T>(s, lo, hi);
         if (v.ok()) return {};
         return "must be " + range + ", got '" + s + "'";
       },
       "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
+
+}  // namespace detail
+
+/// A CLI11 validator accepting decimal integers in [lo, hi]; the message (CLI11 puts the
+/// flag name before it) gives the range and what was typed.
+inline CLI::Validator integer_in(int64_t lo, int64_t hi) { return detail::integer_validator(lo, hi); }
+
+/// The same for uint64_t flags (seeds), whose range goes past int64_t. CLI11 reads those
+/// with strtoull, which takes "-1" as 2^64 - 1; this refuses any sign but '+'.
+inline CLI::Validator unsigned_in(uint64_t lo, uint64_t hi) { return detail::integer_validator(lo, hi); }
 
 }  // namespace sy::cli

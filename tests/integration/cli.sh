@@ -78,6 +78,9 @@ check "run -n past int64" 2 "--n-predict: must be an integer from 0 to 16777216"
   -- "$exe" run -m "$tmp/demo.gguf" --prompt-ids 1 -n 99999999999999999999
 check "run --prompt-ids past int32" 1 "'2147483648' is not a token id" -- "$exe" run -m "$tmp/demo.gguf" --prompt-ids 1,2147483648
 check "detokenize --ids past int32" 1 "'4294967297' is not a token id" -- "$exe" detokenize -m "$tmp/demo.gguf" --ids 4294967297
+check "synth --seed past 2^64" 2 "--seed: must be an integer from 0 to 18446744073709551615, got '18446744073709551616'" \
+  -- "$exe" synth --seed 18446744073709551616 -o "$tmp/x.gguf"
+check "synth --seed -1" 2 "--seed: must be an integer from 0 to 18446744073709551615, got '-1'" -- "$exe" synth --seed -1 -o "$tmp/x.gguf"
 check "synth --layers past the limit" 2 "--layers: must be an integer from 0 to 65536" -- "$exe" synth --layers 99999999999 -o "$tmp/x.gguf"
 
 # Nine lines of nine aliases each: 9^9 nodes once expanded.
