@@ -293,8 +293,8 @@ void add_chat_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-m,--model", a->model, "Model file (replaces the pipeline's model.path)");
   cmd->add_option("--chat-template", a->chat_template, "A .jinja file to use instead of the model's chat template");
   cmd->add_option("--system", a->system, "System prompt");
-  cmd->add_option("-n,--max-tokens", a->n, "Most tokens per answer")->capture_default_str()->check(integer_in(1, kMaxTokens));
-  cmd->add_option("--seed", a->seed, "Seed for the dist sampler")->check(integer_in(0, INT64_MAX));
+  cmd->add_option("-n,--max-tokens", a->n, "Most tokens per answer")->capture_default_str()->transform(integer_in(1, kMaxTokens));
+  cmd->add_option("--seed", a->seed, "Seed for the dist sampler")->transform(integer_in(0, INT64_MAX));
   cmd->add_option("--set", a->sets, "Override a pipeline key (repeatable)");
   cmd->callback([&d, a] { d.run = [a] { return run_chat(*a); }; });
 }

@@ -213,17 +213,17 @@ void add_plan_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-m,--model", a->model, "Model file (only its header is read)");
   cmd->add_option("--topology", a->topology, "Built-in topology or topology file instead of a model file");
   cmd->add_option("--type", a->type, "Type mix for --topology (q4_k_m, q8_0, f16, ...)")->capture_default_str();
-  cmd->add_option("--layers", a->layers, "Scale the topology: layers")->check(integer_in(0, synth::kMaxTopologyCount));
+  cmd->add_option("--layers", a->layers, "Scale the topology: layers")->transform(integer_in(0, synth::kMaxTopologyCount));
   cmd->add_option("--experts", a->experts, "Scale the topology: routed experts")
-      ->check(integer_in(0, synth::kMaxTopologyCount));
-  cmd->add_option("--vocab", a->vocab, "Scale the topology: vocabulary")->check(integer_in(0, synth::kMaxTopologyVocab));
+      ->transform(integer_in(0, synth::kMaxTopologyCount));
+  cmd->add_option("--vocab", a->vocab, "Scale the topology: vocabulary")->transform(integer_in(0, synth::kMaxTopologyVocab));
   cmd->add_option("--vram", a->vram, "GPU memory, one size per GPU (24GiB or 24GiB,16GiB); none: CPU only");
   cmd->add_option("--ram", a->ram, "Host memory budget (default: this machine's RAM)");
   // The same ranges as the pipeline keys context.length, context.parallel, context.ubatch.
-  cmd->add_option("--ctx", a->ctx, "Context length per sequence (default 4096)")->check(integer_in(1, kMaxTokens));
-  cmd->add_option("--parallel", a->parallel, "Sequences decoded at once (default 1)")->check(integer_in(1, 4096));
+  cmd->add_option("--ctx", a->ctx, "Context length per sequence (default 4096)")->transform(integer_in(1, kMaxTokens));
+  cmd->add_option("--parallel", a->parallel, "Sequences decoded at once (default 1)")->transform(integer_in(1, 4096));
   cmd->add_option("--kv", a->kv, "KV cache type: f16 (default), q8_0, q4_0, bf16, f32");
-  cmd->add_option("--ubatch", a->ubatch, "Tokens per compute pass (default 512)")->check(integer_in(1, 1 << 20));
+  cmd->add_option("--ubatch", a->ubatch, "Tokens per compute pass (default 512)")->transform(integer_in(1, 1 << 20));
   cmd->add_option("--gpu-layers", a->gpu_layers, "N, all or auto (default auto)");
   cmd->add_option("--cpu-moe", a->cpu_moe, "Routed experts of the first N layers in RAM: N, all or auto (default auto)");
   cmd->add_option("--override", a->overrides, "REGEX=DEVICE (repeatable; first match wins; devices gpu0.. and cpu)");

@@ -275,8 +275,8 @@ void add_run_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-m,--model", a->model, "Model file (replaces the pipeline's model.path)");
   cmd->add_option("--prompt", a->prompt, "Prompt text");
   cmd->add_option("--prompt-ids", a->prompt_ids, "Prompt as token ids: 1,2,3");
-  cmd->add_option("-n,--n-predict", a->n, "Tokens to generate")->capture_default_str()->check(integer_in(0, kMaxTokens));
-  cmd->add_option("--seed", a->seed, "Seed for the dist sampler")->check(integer_in(0, INT64_MAX));
+  cmd->add_option("-n,--n-predict", a->n, "Tokens to generate")->capture_default_str()->transform(integer_in(0, kMaxTokens));
+  cmd->add_option("--seed", a->seed, "Seed for the dist sampler")->transform(integer_in(0, INT64_MAX));
   cmd->add_option("--set", a->sets, "Override a pipeline key, e.g. --set context.kv_type=q8_0 (repeatable)");
   cmd->add_flag("--json", a->json, "Print one JSON object: prompt_ids, ids, text, timings");
   cmd->add_option("--prompt-file", a->prompt_file, "Read the prompt text from this file");

@@ -85,14 +85,14 @@ void add_synth_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-o,--out", a->out, "Output GGUF file");
   cmd->add_option("--type", a->type, "q4_k_m, q5_k_m, or one storage type for every matrix (q8_0, f16, q4_k, ...)")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Random seed")->capture_default_str()->check(unsigned_in(0, UINT64_MAX));
+  cmd->add_option("--seed", a->seed, "Random seed")->capture_default_str()->transform(unsigned_in(0, UINT64_MAX));
   cmd->add_option("--layers", a->layers, "Keep only the first N layers (0: all)")
-      ->check(integer_in(0, synth::kMaxTopologyCount));
+      ->transform(integer_in(0, synth::kMaxTopologyCount));
   cmd->add_option("--experts", a->experts, "Routed experts per layer (0: the topology's)")
-      ->check(integer_in(0, synth::kMaxTopologyCount));
-  cmd->add_option("--vocab", a->vocab, "Vocabulary size (0: the topology's)")->check(integer_in(0, synth::kMaxTopologyVocab));
+      ->transform(integer_in(0, synth::kMaxTopologyCount));
+  cmd->add_option("--vocab", a->vocab, "Vocabulary size (0: the topology's)")->transform(integer_in(0, synth::kMaxTopologyVocab));
   cmd->add_option("--tokenizer", a->tokenizer, "Embed this tokenizer.json instead of a synthetic vocabulary");
-  cmd->add_option("--threads", a->threads, "Threads writing tensor data (0: all)")->check(integer_in(0, 1024));
+  cmd->add_option("--threads", a->threads, "Threads writing tensor data (0: all)")->transform(integer_in(0, 1024));
   cmd->add_flag("--no-tokenizer", a->no_tokenizer, "Leave out the vocabulary and chat template");
   cmd->add_flag("--list", a->list, "List the built-in topologies");
   cmd->callback([&d, a] { d.run = [a] { return run_synth(*a); }; });

@@ -25,7 +25,12 @@ CLI::Validator integer_validator(T lo, T hi) {
   return CLI::Validator(
       [lo, hi, range](std::string& s) -> std::string {
         const auto v = util::parse_integer<T>(s, lo, hi);
-        if (v.ok()) return {};
+        // CLI11 converts the text afterwards with strtoll/strtoull in base 0, which would
+        // read "010" as 8 and "0x10" as 16: it gets the decimal value that was checked.
+        if (v.ok()) {
+          s = std::to_string(v.value);
+          return {};
+        }
         return "must be " + range + ", got '" + s + "'";
       },
       "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
@@ -34,11 +39,12 @@ CLI::Validator integer_validator(T lo, T hi) {
 }  // namespace detail
 
 /// A CLI11 validator accepting decimal integers in [lo, hi]; the message (CLI11 puts the
-/// flag name before it) gives the range and what was typed.
+/// flag name before it) gives the range and what was typed. Add it with ->transform(), not
+/// ->check(): check() makes a validator's rewrite of the text (to plain decimal) a no-op.
 inline CLI::Validator integer_in(int64_t lo, int64_t hi) { return detail::integer_validator(lo, hi); }
 
 /// The same for uint64_t flags (seeds), whose range goes past int64_t. CLI11 reads those
-/// with strtoull, which takes "-1" as 2^64 - 1; this refuses any sign but '+'.
+/// with strtoull, which takes "-1" as 2^64 - 1 and saturates past 2^64; this refuses both.
 inline CLI::Validator unsigned_in(uint64_t lo, uint64_t hi) { return detail::integer_validator(lo, hi); }
 
 }  // namespace sy::cli

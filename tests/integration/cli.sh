@@ -81,6 +81,8 @@ check "detokenize --ids past int32" 1 "'4294967297' is not a token id" -- "$exe"
 check "synth --seed past 2^64" 2 "--seed: must be an integer from 0 to 18446744073709551615, got '18446744073709551616'" \
   -- "$exe" synth --seed 18446744073709551616 -o "$tmp/x.gguf"
 check "synth --seed -1" 2 "--seed: must be an integer from 0 to 18446744073709551615, got '-1'" -- "$exe" synth --seed -1 -o "$tmp/x.gguf"
+# Integer flags are decimal as typed: CLI11 alone would read "010" in base 8.
+check "synth --seed 010 is ten" 0 "^same$" -- bash -c "\"$exe\" synth --seed 010 -o \"$tmp/s010.gguf\" > /dev/null && \"$exe\" synth --seed 10 -o \"$tmp/s10.gguf\" > /dev/null && cmp -s \"$tmp/s010.gguf\" \"$tmp/s10.gguf\" && echo same"
 check "synth --layers past the limit" 2 "--layers: must be an integer from 0 to 65536" -- "$exe" synth --layers 99999999999 -o "$tmp/x.gguf"
 
 # Nine lines of nine aliases each: 9^9 nodes once expanded.
