@@ -74,6 +74,7 @@ bool mutating(const std::string& m) {
 Interp::~Interp() {
   // Our own references keep every namespace alive while the others are emptied.
   for (const auto& ns : namespaces_) ns->items.clear();
+  for (const auto& scope : captured_scopes_) scope->items.clear();
 }
 
 Interp::Interp(const RenderOptions& o) : opts_(o) {

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "chat/template.hpp"
@@ -27,7 +28,8 @@ class Interp {
 
   explicit Interp(const RenderOptions& o);
   /// Empties every namespace() of the render: `{% set ns.x = ns %}` is legal Jinja and makes a
-  /// reference cycle that Python's collector frees and shared_ptr would leak.
+  /// reference cycle that Python's collector frees and shared_ptr would leak. Empties every
+  /// scope a caller() keeps too, for the same reason.
   ~Interp();
   Interp(const Interp&) = delete;
   Interp& operator=(const Interp&) = delete;
@@ -66,6 +68,9 @@ class Interp {
   std::vector<std::shared_ptr<Dict>> scopes_;  // [0]: the template's top level
   std::vector<std::string> out_;               // output buffers (captures nest)
   std::vector<std::shared_ptr<Dict>> namespaces_;  // every namespace() made, emptied at the end
+  /// Every scope a caller() closure keeps, emptied at the end too: a caller stored in one of
+  /// the scopes it keeps (through a namespace, `{% set c = ns.caller %}`) is a cycle.
+  std::unordered_set<std::shared_ptr<Dict>> captured_scopes_;
   const RenderOptions& opts_;
   size_t call_depth_ = 0;
 

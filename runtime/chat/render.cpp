@@ -194,6 +194,7 @@ Interp::Flow Interp::exec(const Node& n) {
       // caller is a macro defined there), not in the called macro's: a body that calls
       // `caller()` itself then finds the outer one or none, instead of recursing forever.
       const Node* np = &n;
+      captured_scopes_.insert(scopes_.begin(), scopes_.end());
       Value caller = Value::callable([np, outer = scopes_](Interp& in, Args& a) {
         const CallFrame frame(in, outer);
         bind_params(in, *np, a);

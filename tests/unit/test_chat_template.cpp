@@ -42,6 +42,9 @@ TEST_CASE("templates: strings, slices, tests and scoping follow Jinja2", "[templ
   // sanitizer run of this test fails if the render leaks it.
   CHECK(render("{% set ns = namespace(a=1) %}{% set ns.self = ns %}{% set ns.l = [ns] %}{{ ns.self.self.a }}{{ ns.l[0].a }}") ==
         "11");
+  // A caller() kept in a namespace and set in the loop scope it keeps is a cycle through a
+  // scope; the render empties such scopes at the end (the sanitizer run catches a leak).
+  CHECK(render("{% set ns = namespace() %}{% macro m() %}{% set ns.c = caller %}{{ caller() }}{% endmacro %}{% for i in range(3) %}{% call m() %}{{ i }}{% endcall %}{% set c = ns.c %}{% endfor %}{{ c is defined }}") == "012False");
   CHECK(render("{% for a, b in d|items %}{{ a }}={{ b }};{% endfor %}", R"({"d": {"k": 1, "j": 2}})") == "k=1;j=2;");
   CHECK(render("{% for x in [1,2,3] if x != 2 %}{{ loop.index }}{{ x }}{% if not loop.last %},{% endif %}{% endfor %}") ==
         "11,23");
