@@ -54,34 +54,6 @@ size_t utf8_step(std::string_view s, size_t i) {
   return std::min(utf8_len(static_cast<unsigned char>(s[i])), s.size() - i);
 }
 
-// Strict UTF-8 (no overlong forms, surrogates or code points past U+10FFFF): what PCRE2
-// requires before its own check may be skipped.
-bool valid_utf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  for (size_t i = 0, n = s.size(); i < n;) {
-    const unsigned c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint32_t cp;
-    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
-    else return false;
-    if (i + len > n) return false;
-    for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += len;
-  }
-  return true;
-}
-
 struct Compiled {
   pcre2_code* code = nullptr;
   ~Compiled() {
@@ -147,7 +119,9 @@ std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
   // PCRE2 validates the whole subject on every call unless told not to, which makes a
   // long text quadratic: check once here instead. (Invalid UTF-8 keeps the checks, so
   // matching stops and the rest stays one piece.)
-  const uint32_t opts = valid_utf8(text) ? PCRE2_NO_UTF_CHECK : 0;
+  // PCRE2's own check may be skipped only for strict UTF-8 (no overlong forms, surrogates
+  // or code points past U+10FFFF), which is what first_invalid_utf8 checks.
+  const uint32_t opts = !first_invalid_utf8(text) ? PCRE2_NO_UTF_CHECK : 0;
   for (const auto& re : impl_->res) {
     std::vector<std::string_view> next;
     pcre2_match_data* md = pcre2_match_data_create_from_pattern(re->code, nullptr);
