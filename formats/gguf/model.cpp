@@ -7,16 +7,6 @@
 namespace sy::gguf {
 namespace fs = std::filesystem;
 
-namespace {
-
-std::optional<int64_t> kv_int(const File& f, std::string_view key) {
-  for (const auto& [k, v] : f.kv)
-    if (k == key) return meta_as_int(v);
-  return std::nullopt;
-}
-
-}  // namespace
-
 Result<std::unique_ptr<Model>> Model::open(const fs::path& path) {
   std::unique_ptr<Model> m(new Model());
   auto load = [&](const fs::path& p) -> Status {

@@ -23,6 +23,8 @@ int five_digits(std::string_view s, size_t at) {
   return ec == std::errc() && end == b + 5 && b[0] != '-' && b[0] != '+' ? v : -1;
 }
 
+}  // namespace
+
 const MetaValue* find_kv(const File& f, std::string_view key) {
   for (const auto& [k, v] : f.kv)
     if (k == key) return &v;
@@ -33,8 +35,6 @@ std::optional<int64_t> kv_int(const File& f, std::string_view key) {
   const auto* v = find_kv(f, key);
   return v ? meta_as_int(*v) : std::nullopt;
 }
-
-}  // namespace
 
 std::optional<SplitName> parse_split_name(const fs::path& p) {
   // "-NNNNN-of-MMMMM.gguf" is 20 bytes at the end.

@@ -3,14 +3,22 @@
 // fuzz target can hold fuzzed shard headers to the same rules as files on disk.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "parse.hpp"
 
 namespace sy::gguf {
+
+/// The value of metadata key `key` in a parsed file; nullptr when absent.
+const MetaValue* find_kv(const File& f, std::string_view key);
+
+/// The integer value of `key` (any GGUF integer type); nullopt when absent or not an integer.
+std::optional<int64_t> kv_int(const File& f, std::string_view key);
 
 /// The parts of a split-model file name: prefix, this shard's number and the count.
 struct SplitName {
