@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "switchyard/utf8.hpp"
+
 namespace sy::model {
 namespace {
 
@@ -142,6 +144,12 @@ Result<HParams> read_hparams(const Metadata& md, int64_t n_vocab) {
   if (!arch || arch->empty())
     return error::invalid_argument("general.architecture is " + (arch ? std::string("empty") : typed_text(*av)) +
                                    "; it must name the architecture, e.g. \"llama\"");
+  // Every hyper-parameter key starts with the name, and GGUF keys must be UTF-8 (the reader
+  // refuses others), so no model can have such an architecture's keys; refusing it here
+  // also keeps the bytes out of every message below.
+  if (first_invalid_utf8(*arch))
+    return error::invalid_argument("general.architecture '" + escape_invalid_utf8(*arch) +
+                                   "' is not UTF-8, so it names no architecture (e.g. \"llama\")");
   h.arch = *arch;
   KeyReader r(md, h.arch + ".");
   const std::string& p = r.prefix();

@@ -1,8 +1,11 @@
 // libFuzzer target for GGUF files: header, metadata and tensor infos (parse), split sets
-// (check_split_set over shards parsed from the same input), and the vocabulary a model's
-// metadata carries (Tokenizer::from_gguf, then encode and decode). Any bytes must give a
-// value or an error Status: never a crash, a hang, undefined behaviour, or an allocation
-// driven by an unchecked count.
+// (check_split_set over shards parsed from the same input), the vocabulary a model's
+// metadata carries (Tokenizer::from_gguf, then encode and decode), and the hyper-parameters
+// and tensor layout a loader checks before any data is read (read_hparams, then the
+// architecture resolved over shapes-only weights, as `plan` and check_layout do). Any bytes
+// must give a value or an error Status: never a crash, a hang, undefined behaviour, or an
+// allocation driven by an unchecked count (an absurd block_count, attention sizes that
+// disagree with the tensors).
 //
 // Input: one file, or up to four shards joined by kShardMark (see corpus/gguf/split-*).
 // Every part is parsed; the parts that parse are then checked as shards 1..N of one model.
@@ -13,6 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "model/architecture.hpp"
+#include "model/hparams.hpp"
+#include "model/weights.hpp"
 #include "parse.hpp"
 #include "split.hpp"
 #include "switchyard/utf8.hpp"
@@ -36,6 +42,21 @@ void use_tokenizer(const sy::Metadata& md) {
   (void)tok.decode(ids);
   // Every token decodes, whatever the vocabulary says about it.
   for (int32_t id = -1; id <= tok.n_vocab() && id < 4096; ++id) (void)tok.piece(id);
+}
+
+// What Model::load and `plan` check before reading any tensor data: hyper-parameters against
+// each other and the tensors, then every tensor the architecture needs with the shape the
+// hyper-parameters give. model::check_layout is these two calls; it lives beside Model::load,
+// whose registry and plugin loading this target leaves out.
+void use_hparams(const sy::Metadata& md, const std::vector<sy::TensorDesc>& tensors) {
+  auto hp = sy::model::read_hparams(md, tensors);
+  if (!hp) {
+    if (sy::first_invalid_utf8(hp.status().message())) __builtin_trap();  // messages are text
+    return;
+  }
+  const auto w = sy::model::Weights::shapes_only(tensors);
+  auto arch = sy::model::make_architecture(*hp, w);
+  if (!arch && sy::first_invalid_utf8(arch.status().message())) __builtin_trap();
 }
 
 }  // namespace
@@ -72,5 +93,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sy::Metadata md;
   for (const auto& [k, v] : files.front().kv) md.set(k, v);
   use_tokenizer(md);
+  // The tensors of all shards, in shard order, as Model::open lists them.
+  std::vector<sy::TensorDesc> tensors;
+  for (const auto& f : files)
+    for (const auto& t : f.tensors) tensors.push_back(t.desc);
+  use_hparams(md, tensors);
   return 0;
 }

@@ -152,3 +152,12 @@ TEST_CASE("hparams: an absurd block_count is refused at once, naming the key and
           {"llama.block_count is 2 but the file has tensors for 4 blocks"});
   refused(m.with(m.llama, "llama.block_count", int32_t{-1}), {"llama.block_count is -1"});
 }
+
+TEST_CASE("hparams: an architecture name that is not UTF-8 is refused, escaped", "[model][hparams]") {
+  // Found by the gguf fuzz target: the name reached messages ("lacks the hyper-parameter
+  // l\x98ama.embedding_length") as raw bytes. Expected text: Python's
+  // b"l\x98ama".decode("utf-8", "backslashreplace") is "l\\x98ama".
+  Models m;
+  refused(m.with(m.llama, "general.architecture", std::string("l\x98" "ama")),
+          {"general.architecture 'l\\x98ama' is not UTF-8, so it names no architecture"});
+}
