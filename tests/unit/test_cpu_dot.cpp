@@ -156,3 +156,18 @@ TEST_CASE("AVX-512 VNNI and BF16 variants agree with the scalar kernels", "[cpu]
     }
   }
 }
+
+TEST_CASE("activation conversion is defined on NaN and infinities (a damaged model's values)", "[cpu][dot]") {
+  // The sanitizer run turns an undefined float-to-int8 conversion into a failure; here the
+  // values must also be the documented ones: NaN reads as 0, a block holding an infinity
+  // has an infinite scale and so quantizes every value to 0.
+  std::vector<float> x(32, 1.f);
+  x[3] = NAN;
+  std::vector<uint8_t> q(34);
+  act_q8_0(32, x.data(), q.data());
+  CHECK(static_cast<int8_t>(q[2 + 3]) == 0);
+  CHECK(static_cast<int8_t>(q[2 + 0]) == 127);
+  x[3] = INFINITY;
+  act_q8_0(32, x.data(), q.data());
+  for (int j = 0; j < 32; ++j) CHECK(static_cast<int8_t>(q[2 + j]) == 0);
+}

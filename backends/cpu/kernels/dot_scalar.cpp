@@ -312,6 +312,15 @@ void act_bf16(int64_t n, const float* x, void* out) {
   }
 }
 
+// x * id lies within [-127, 127] for finite activations. A damaged model can feed NaN or
+// infinities, whose conversion to an integer is undefined in C++: saturate them as the SIMD
+// paths' packs do, and read NaN as 0.
+static int8_t to_q8(float v) {
+  if (v >= 127.f) return 127;
+  if (v <= -128.f) return -128;
+  return v == v ? static_cast<int8_t>(v) : int8_t{0};
+}
+
 void act_q8_0(int64_t n, const float* x, void* out) {
   auto* b = static_cast<u8*>(out);
   for (int64_t i = 0; i < n / 32; ++i, x += 32, b += 34) {
@@ -321,7 +330,7 @@ void act_q8_0(int64_t n, const float* x, void* out) {
     const float id = d != 0 ? 1.0f / d : 0.0f;
     const uint16_t dh = fp32_to_fp16(d);
     std::memcpy(b, &dh, 2);
-    for (int j = 0; j < 32; ++j) b[2 + j] = static_cast<u8>(static_cast<int8_t>(std::round(x[j] * id)));
+    for (int j = 0; j < 32; ++j) b[2 + j] = static_cast<u8>(to_q8(std::round(x[j] * id)));
   }
 }
 
