@@ -244,6 +244,13 @@ Result<File> parse(std::span<const std::byte> bytes, const std::string& name) {
                std::string(info->name) + "'s block size " + std::to_string(info->block_size));
       const auto size = tensor_bytes(t.desc.type, t.desc.shape);
       if (!size) c.fail(tn + " is too large: its size overflows 64 bits");
+      // A zero dimension makes the size 0 whatever the others are, but the loader still
+      // computes every stride (signed 64-bit): those must fit too.
+      auto spanned = t.desc.shape;
+      for (auto& ne : spanned) ne = std::max<int64_t>(ne, 1);
+      const auto span_bytes = tensor_bytes(t.desc.type, spanned);
+      if (!span_bytes || *span_bytes > static_cast<uint64_t>(INT64_MAX))
+        c.fail(tn + " is too large: the strides of its dimensions overflow 64 bits");
       t.desc.bytes = *size;
       t.offset = c.read<uint64_t>("a tensor data offset");
       if (t.offset % f.alignment != 0)

@@ -79,6 +79,10 @@ const std::vector<Case>& cases() {
        [](auto&) { return msg("tensor 'w' has rows of 33 elements, not a multiple of Q8_0's block size 32"); }},
       {"size overflowing 64 bits", [] { GgufBytes g; g.header(3, 1, 0).tensor("w", {1ull << 32, 1ull << 32, 1ull << 32}, 0, 0).pad(); return g; },
        [](auto&) { return msg("tensor 'w' is too large: its size overflows 64 bits"); }},
+      // Size 0 (a zero dimension), but the stride of the last dimension is 4 * 2^30 * 2^31 =
+      // 2^63 bytes: past a signed 64-bit stride, within the unsigned size arithmetic.
+      {"strides overflowing 64 bits", [] { GgufBytes g; g.header(3, 1, 0).tensor("w", {1ull << 30, 1ull << 31, 0}, 0, 0).pad(); return g; },
+       [](auto&) { return msg("tensor 'w' is too large: the strides of its dimensions overflow 64 bits"); }},
       {"impossible dimension", [] { GgufBytes g; g.header(3, 1, 0).tensor("w", {~0ull}, 0, 0).pad(); return g; },
        [](auto&) { return msg("tensor 'w' has an impossible dimension 18446744073709551615"); }},
       {"misaligned data offset", [] { GgufBytes g; g.header(3, 1, 0).tensor("w", {8}, 0, 4).pad().data(64); return g; },
