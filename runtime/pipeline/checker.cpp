@@ -62,6 +62,7 @@ void Checker::require(const Node& map, const std::string& section, const std::st
 }
 
 bool Checker::is_map(const Node& n, const std::string& path, const std::string& example) {
+  seen(path, n.loc);
   if (n.kind == Node::Kind::map) return true;
   error(n.loc, "'" + path + "' must be a mapping" + (example.empty() ? "" : " such as " + example) + ", got " +
                    n.describe());
@@ -69,6 +70,7 @@ bool Checker::is_map(const Node& n, const std::string& path, const std::string& 
 }
 
 bool Checker::is_list(const Node& n, const std::string& path, const std::string& example) {
+  seen(path, n.loc);
   if (n.kind == Node::Kind::list) return true;
   error(n.loc, "'" + path + "' must be a list" + (example.empty() ? "" : " such as " + example) + ", got " +
                    n.describe());
@@ -76,6 +78,7 @@ bool Checker::is_list(const Node& n, const std::string& path, const std::string&
 }
 
 std::optional<bool> Checker::boolean(const Node& n, const std::string& path) {
+  seen(path, n.loc);
   if (n.kind == Node::Kind::scalar && !n.quoted) {
     if (n.scalar == "true" || n.scalar == "True" || n.scalar == "TRUE") return true;
     if (n.scalar == "false" || n.scalar == "False" || n.scalar == "FALSE") return false;
@@ -87,6 +90,7 @@ std::optional<bool> Checker::boolean(const Node& n, const std::string& path) {
 std::optional<int64_t> Checker::integer(const Node& n, const std::string& path, std::optional<double> min,
                                         std::optional<double> max, const std::vector<std::string>& keywords,
                                         std::string* keyword) {
+  seen(path, n.loc);
   if (n.kind == Node::Kind::scalar) {
     for (const auto& k : keywords)
       if (n.scalar == k) {
@@ -120,6 +124,7 @@ std::optional<int64_t> Checker::integer(const Node& n, const std::string& path, 
 
 std::optional<double> Checker::number(const Node& n, const std::string& path, std::optional<double> min,
                                       std::optional<double> max, bool min_exclusive) {
+  seen(path, n.loc);
   if (n.kind == Node::Kind::scalar)
     if (auto v = parse_double(n.scalar)) {
       const bool below = min && (min_exclusive ? *v <= *min : *v < *min);
@@ -134,6 +139,7 @@ std::optional<double> Checker::number(const Node& n, const std::string& path, st
 }
 
 std::optional<std::string> Checker::string(const Node& n, const std::string& path) {
+  seen(path, n.loc);
   if (n.kind == Node::Kind::scalar) return n.scalar;
   error(n.loc, "'" + path + "' must be a string, got " + n.describe());
   return std::nullopt;
@@ -141,6 +147,7 @@ std::optional<std::string> Checker::string(const Node& n, const std::string& pat
 
 std::optional<std::string> Checker::choice(const Node& n, const std::string& path,
                                            const std::vector<std::string>& choices) {
+  seen(path, n.loc);
   if (n.kind == Node::Kind::scalar)
     for (const auto& c : choices)
       if (n.scalar == c) return c;
@@ -152,6 +159,7 @@ std::optional<std::string> Checker::choice(const Node& n, const std::string& pat
 }
 
 std::optional<ParamValue> Checker::param(const ParamSpec& spec, const Node& n, const std::string& path) {
+  seen(path, n.loc);
   switch (spec.type) {
     case ParamType::boolean:
       if (auto b = boolean(n, path)) return ParamValue(*b);

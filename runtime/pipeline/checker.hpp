@@ -2,6 +2,8 @@
 // the key path, the expected type or range, and a did-you-mean where one is plausible.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,7 +15,17 @@ namespace sy::pipeline {
 
 class Checker {
  public:
+  using Locations = std::map<std::string, Location, std::less<>>;
+
   explicit Checker(std::vector<Diagnostic>& diags) : diags_(diags) {}
+
+  /// From now on every typed read records where its key path was written into `locs`
+  /// (Pipeline::locations); nullptr stops recording.
+  void track(Locations* locs) { locs_ = locs; }
+  /// Records one key path read outside the typed reads (a shorthand, a synthesized key).
+  void seen(const std::string& path, const Location& loc) {
+    if (locs_) (*locs_)[path] = loc;
+  }
 
   void error(const Location& loc, std::string message) { diags_.push_back({loc, std::move(message), false}); }
   void warn(const Location& loc, std::string message) { diags_.push_back({loc, std::move(message), true}); }
@@ -47,6 +59,7 @@ class Checker {
 
  private:
   std::vector<Diagnostic>& diags_;
+  Locations* locs_ = nullptr;
 };
 
 /// "between 1 and 8", "at least 1", "at most 8" for messages.

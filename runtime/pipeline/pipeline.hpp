@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/diagnostics.hpp"
@@ -92,6 +95,21 @@ struct Pipeline {
   ContextConfig context;
   std::vector<ComponentConfig> sampling;
   ServerConfig server;
+  /// Where each key path validate() read was written, spelled as in messages:
+  /// "context.length", "sampling[2].logit_bias.bias[1]", "placement.overrides[0]". Checks
+  /// that run later (against the model header) point their errors here.
+  std::map<std::string, Location, std::less<>> locations;
+
+  /// The location of `path`, or of its longest recorded prefix ("sampling[2].top_k" falls
+  /// back to "sampling[2]", then "sampling"); the source file without a position when none.
+  [[nodiscard]] Location where(std::string_view path) const {
+    while (!path.empty()) {
+      if (auto it = locations.find(path); it != locations.end()) return it->second;
+      const size_t cut = path.find_last_of(".[");
+      path = path.substr(0, cut == std::string_view::npos ? 0 : cut);
+    }
+    return Location{source.string(), 0, 0};
+  }
 };
 
 }  // namespace sy::pipeline

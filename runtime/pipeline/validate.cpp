@@ -122,11 +122,19 @@ class Validator {
   Pipeline run(const Node& root) {
     Pipeline p;
     p.source = root.loc.file;
+    c_.track(&p.locations);
+    fill(root, p);
+    c_.track(nullptr);
+    return p;
+  }
+
+ private:
+  void fill(const Node& root, Pipeline& p) {
     if (root.kind == Node::Kind::null) {
       c_.error(root.loc, "the pipeline is empty; it needs at least a 'model' section");
-      return p;
+      return;
     }
-    if (!c_.is_map(root, "pipeline")) return p;
+    if (!c_.is_map(root, "pipeline")) return;
     c_.check_keys(root, "", kTop);
     if (const Node* n = root.get("strict"))
       if (auto b = c_.boolean(*n, "strict")) p.strict = *b;
@@ -140,10 +148,8 @@ class Validator {
     if (const Node* n = root.get("context")) context(*n, p.context);
     sampling(root.get("sampling"), root.loc, p.sampling);
     if (const Node* n = root.get("server")) server(*n, p.server);
-    return p;
   }
 
- private:
   // A component name: known (return its manifest), first-party but not built (warn,
   // nullptr), or unknown (error with suggestion, nullptr).
   const registry::ComponentManifest* component(ComponentKind kind, const Node& n, const std::string& path) {
@@ -192,6 +198,8 @@ class Validator {
 
   void model(const Node& n, ModelConfig& m) {
     if (n.kind == Node::Kind::scalar) {  // shorthand: model: path/to/file.gguf
+      c_.seen("model", n.loc);
+      c_.seen("model.path", n.loc);
       m.path = resolve(n.scalar, n.loc);
       return;
     }
@@ -344,7 +352,7 @@ class Validator {
     if (!c_.is_map(n, "context", "{ length: 8192 }")) return;
     c_.check_keys(n, "context", kContext);
     if (const Node* v = n.get("length"))
-      if (auto x = c_.integer(*v, "context.length", 16, 16777216)) c.length = *x;
+      if (auto x = c_.integer(*v, "context.length", 16, 2147483647)) c.length = *x;
     if (const Node* v = n.get("kv_type"))
       if (auto x = c_.choice(*v, "context.kv_type", kKvTypes)) c.kv_type = *x;
     if (const Node* v = n.get("flash_attention")) {
@@ -413,6 +421,7 @@ class Validator {
     name_node.scalar = entry.key;
     name_node.loc = entry.key_loc;
     const auto* m = component(ComponentKind::sampler, name_node, path);
+    c_.seen(path, e.loc);
     if (!m) return;
     const std::string ppath = path + "." + cc.name;
     const Node& v = entry.value;
