@@ -14,7 +14,9 @@
 #include "cli/commands.hpp"
 #include "cli/json_text.hpp"
 #include "cli/number_arg.hpp"
-#include "cli/pipeline_arg.hpp"
+#include "cli/list_devices.hpp"
+#include "cli/llama_flags.hpp"
+#include "pipeline/emit.hpp"
 #include "engine/runtime_setup.hpp"
 #include "engine/sampling.hpp"
 #include "pipeline/validate.hpp"
@@ -27,10 +29,9 @@ std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) { g_interrupted = true; }
 
 struct ChatArgs {
-  std::string pipeline, model, chat_template, system;
-  std::vector<std::string> sets;
-  int64_t n = 1024;
-  std::optional<int64_t> seed;
+  PipelineFlags flags;
+  std::string chat_template, system, system_file, prompt;
+  int64_t n = -1;  // llama.cpp's default: until end of generation (or the context's end)
 };
 
 class Session {
@@ -213,10 +214,30 @@ std::optional<std::string> read_message(bool tty) {
   return msg + line;
 }
 
-int run_chat(const ChatArgs& a) {
-  auto loaded = pipeline_from_args("chat", a.pipeline, a.model, a.sets);
+int run_chat(const ChatArgs& args) {
+  ChatArgs a = args;
+  if (a.flags.list_devices) return list_devices(std::cout);
+  auto loaded = load_with_flags("chat", a.flags);
   if (!loaded) return 1;
   pipeline::Pipeline& p = *loaded;
+  if (a.flags.print_pipeline) {
+    std::cout << pipeline::to_yaml(p);
+    return 0;
+  }
+  if (!a.system_file.empty()) {
+    if (!a.system.empty()) {
+      std::cerr << "switchyard chat: give -sys TEXT or -sysf FILE, not both\n";
+      return 1;
+    }
+    auto text = util::read_file(a.system_file, "--system-prompt-file");
+    if (!text) {
+      std::cerr << "switchyard chat: " << text.status().message() << "\n";
+      return 1;
+    }
+    a.system = std::move(*text);
+  }
+  // -n -1: an answer may fill the context.
+  if (a.n < 0) a.n = p.context.length;
   auto rt = engine::bring_up(p);
   if (!rt) {
     std::cerr << "switchyard chat: " << rt.status().message() << "\n";
@@ -231,7 +252,7 @@ int run_chat(const ChatArgs& a) {
     std::cerr << "switchyard chat: " << tmpl.status().message() << "\n";
     return 1;
   }
-  auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, a.seed);
+  auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, std::nullopt);
   if (!chain) {
     std::cerr << "switchyard chat: " << chain.status().message() << "\n";
     return 1;
@@ -251,6 +272,11 @@ int run_chat(const ChatArgs& a) {
   if (tty)
     std::cout << "switchyard chat: " << p.model.path.filename().string()
               << ". Commands: /reset /system TEXT /save FILE /load FILE /params /exit; Ctrl-C stops an answer.\n";
+  // -p: the first user message, as llama-cli sends its prompt in conversation mode.
+  if (!a.prompt.empty()) {
+    if (tty) std::cout << "> " << a.prompt << "\n";
+    s.turn(a.prompt);
+  }
   while (auto msg = read_message(tty)) {
     const std::string& m = *msg;
     if (m.empty()) continue;
@@ -289,13 +315,14 @@ int run_chat(const ChatArgs& a) {
 void add_chat_command(CLI::App& app, Dispatch& d) {
   auto a = std::make_shared<ChatArgs>();
   auto* cmd = app.add_subcommand("chat", "Chat with a model interactively (or from piped stdin)");
-  cmd->add_option("-p,--pipeline", a->pipeline, "Pipeline YAML file");
-  cmd->add_option("-m,--model", a->model, "Model file (replaces the pipeline's model.path)");
+  add_pipeline_flags(*cmd, a->flags, kAllRunFlags);
+  cmd->add_option("-p,--prompt", a->prompt, "First user message (the pipeline file is -P)");
   cmd->add_option("--chat-template", a->chat_template, "A .jinja file to use instead of the model's chat template");
-  cmd->add_option("--system", a->system, "System prompt");
-  cmd->add_option("-n,--max-tokens", a->n, "Most tokens per answer")->capture_default_str()->transform(integer_in(1, kMaxTokens));
-  cmd->add_option("--seed", a->seed, "Seed for the dist sampler")->transform(integer_in(0, INT64_MAX));
-  cmd->add_option("--set", a->sets, "Override a pipeline key (repeatable)");
+  cmd->add_option("--system-prompt,--system", a->system, "System prompt (-sys)");
+  cmd->add_option("--system-prompt-file", a->system_file, "Read the system prompt from this file (-sysf)");
+  cmd->add_option("-n,--n-predict,--max-tokens", a->n, "Most tokens per answer; -1 = until end of generation or a full context")
+      ->capture_default_str()
+      ->transform(integer_in(-1, kMaxTokens));
   cmd->callback([&d, a] { d.run = [a] { return run_chat(*a); }; });
 }
 

@@ -2,8 +2,13 @@
 // tokens streamed as text when the model has a tokenizer. Prefill is one batch (logits only for
 // the last prompt position), then one decode step per token. --force-ids feeds given ids
 // instead of the sampled ones (teacher forcing) so logits can be compared step by step.
+// The flags are llama-cli's (docs/cli.md); the limits are checked before generating, and
+// whatever was generated is printed even when generation ends early (error, Ctrl-C).
 #include <chrono>
+#include <csignal>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <filesystem>
 #include <iterator>
@@ -18,7 +23,9 @@
 #include "cli/commands.hpp"
 #include "cli/json_text.hpp"
 #include "cli/number_arg.hpp"
-#include "cli/pipeline_arg.hpp"
+#include "cli/list_devices.hpp"
+#include "cli/llama_flags.hpp"
+#include "pipeline/emit.hpp"
 #include "engine/routing_stats.hpp"
 #include "engine/runtime_setup.hpp"
 #include "engine/sampling.hpp"
@@ -30,17 +37,18 @@
 namespace sy::cli {
 namespace {
 
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_run_sigint(int) { g_interrupted = true; }
+
 struct RunArgs {
-  std::string pipeline;
-  std::string model;
+  PipelineFlags flags;
   std::string prompt;
   bool prompt_given = false;
   std::string prompt_ids;
   std::string force_ids;
-  int64_t n = 16;
+  int64_t n = -1;  // llama.cpp's default: until end of generation or a full context
   bool n_given = false;
-  std::optional<int64_t> seed;
-  std::vector<std::string> sets;
+  std::string system_prompt, system_prompt_file;
   bool json = false;
   bool chat = false;
   bool ignore_eos = false;
@@ -100,18 +108,88 @@ int fail(const std::string& msg) {
   return 1;
 }
 
+bool looks_like_pipeline_file(const std::string& s) {
+  auto ends = [&](const char* suffix) {
+    const std::string x(suffix);
+    return s.size() > x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+  };
+  return s.find_first_of(" \t\n") == std::string::npos && (ends(".yaml") || ends(".yml"));
+}
+
+// What generation produced so far; printed whichever way generation ends.
+struct Outcome {
+  std::vector<int32_t> prompt, ids, sampled;
+  std::string text;
+  std::string stop_reason = "length";
+  std::string error;
+  double prompt_ms = 0, gen_ms = 0;
+  int64_t ctx = 0;
+};
+
+int report(const RunArgs& a, const Outcome& o, const engine::Runtime& rt, bool force, bool has_text) {
+  const auto& eng = *rt.engine;
+  const auto& st = eng.stats();
+  const double p_tps = o.prompt_ms > 0 ? 1000.0 * static_cast<double>(o.prompt.size()) / o.prompt_ms : 0.0;
+  const double g_tps = o.gen_ms > 0 ? 1000.0 * static_cast<double>(o.ids.size()) / o.gen_ms : 0.0;
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["prompt_ids"] = o.prompt;
+    j["ids"] = o.ids;
+    if (has_text) j["text"] = o.text;
+    j["stop_reason"] = o.stop_reason;
+    if (!o.error.empty()) j["error"] = o.error;
+    if (force) j["sampled_ids"] = o.sampled;
+    j["timings"] = {{"prompt_ms", o.prompt_ms},
+                    {"prompt_tokens", o.prompt.size()},
+                    {"prompt_tokens_per_s", p_tps},
+                    {"generation_ms", o.gen_ms},
+                    {"generated_tokens", o.ids.size()},
+                    {"tokens_per_s", g_tps}};
+    j["stats"] = {{"fallback_nodes", st.fallback_nodes},
+                  {"distinct_fallbacks", st.distinct_fallbacks},
+                  {"converted_weights", rt.model->weights().converted()},
+                  {"transfers", st.transfers},
+                  {"arena_bytes", st.arena_bytes}};
+    if (a.routing_stats) j["routing"] = routing_json(engine::summarize_routing(eng.routing_counts()));
+    std::cout << json_text(j) << "\n" << std::flush;
+  } else {
+    std::cerr << "prompt: " << o.prompt.size() << " tokens in " << o.prompt_ms << " ms (" << p_tps << " tokens/s); "
+              << "generation: " << o.ids.size() << " tokens in " << o.gen_ms << " ms (" << g_tps << " tokens/s)\n";
+    if (o.stop_reason == "context") std::cerr << "stopped: the context is full (context.length " << o.ctx << ")\n";
+    if (o.stop_reason == "interrupted") std::cerr << "stopped: interrupted\n";
+    if (st.fallback_nodes > 0)
+      std::cerr << "fallbacks: " << st.fallback_nodes << " nodes ran off their preferred device\n";
+    if (a.routing_stats) {
+      const auto r = engine::summarize_routing(eng.routing_counts());
+      std::cerr << "routing: " << r.layers.size() << " MoE layers; fewest experts chosen in a layer: "
+                << r.fewest_experts_chosen << "/" << r.experts << "; busiest expert: " << r.worst_max_over_mean
+                << "x the mean (layer " << r.worst_layer << ")\n";
+    }
+  }
+  if (!o.error.empty()) std::cerr << "switchyard run: " << o.error << "\n";
+  if (o.stop_reason == "interrupted") return 130;
+  return o.error.empty() ? 0 : 1;
+}
+
 int run(const RunArgs& args) {
   RunArgs a = args;
-  auto loaded = pipeline_from_args("run", a.pipeline, a.model, a.sets);
+  if (a.flags.list_devices) return list_devices(std::cout);
+  if (a.prompt_given && a.flags.pipeline.empty() && looks_like_pipeline_file(a.prompt))
+    return fail("-p is the prompt, as in llama.cpp; the pipeline file is -P " + a.prompt + " (did you mean -P?)");
+  auto loaded = load_with_flags("run", a.flags);
   if (!loaded) return 1;
   pipeline::Pipeline& p = *loaded;
+  if (a.flags.print_pipeline) {
+    std::cout << pipeline::to_yaml(p);
+    return 0;
+  }
 
   std::string err;
   std::vector<int32_t> prompt, force;
-  // The prompt text may also come from --prompt-file or, when nothing else is given, stdin.
+  // The prompt text may also come from -f or, when nothing else is given, stdin.
   if (!a.prompt_file.empty()) {
-    if (a.prompt_given || !a.prompt_ids.empty()) return fail("give one prompt: --prompt, --prompt-file or --prompt-ids");
-    auto text = util::read_file(a.prompt_file, "--prompt-file");
+    if (a.prompt_given || !a.prompt_ids.empty()) return fail("give one prompt: -p TEXT, -f FILE or --prompt-ids");
+    auto text = util::read_file(a.prompt_file, "--file");
     if (!text) return fail(text.status().message());
     a.prompt = std::move(*text);
     a.prompt_given = true;
@@ -119,9 +197,15 @@ int run(const RunArgs& args) {
     a.prompt.assign(std::istreambuf_iterator<char>(std::cin), {});
     a.prompt_given = !a.prompt.empty();
   }
-  if (a.prompt_given && !a.prompt_ids.empty())
-    return fail("give either --prompt or --prompt-ids, not both");
-  if (!a.prompt_given && a.prompt_ids.empty()) return fail("give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
+  if (!a.system_prompt_file.empty()) {
+    if (!a.system_prompt.empty()) return fail("give -sys TEXT or -sysf FILE, not both");
+    auto text = util::read_file(a.system_prompt_file, "--system-prompt-file");
+    if (!text) return fail(text.status().message());
+    a.system_prompt = std::move(*text);
+  }
+  if (!a.system_prompt.empty()) a.chat = true;  // a system prompt only has a meaning in the chat template
+  if (a.prompt_given && !a.prompt_ids.empty()) return fail("give either -p TEXT or --prompt-ids, not both");
+  if (!a.prompt_given && a.prompt_ids.empty()) return fail("give a prompt: -p TEXT, -f FILE or --prompt-ids 1,2,3");
   if (!a.prompt_ids.empty()) {
     if (auto ids = parse_ids(a.prompt_ids, err)) prompt = *ids; else return fail("--prompt-ids: " + err);
     if (prompt.empty()) return fail("--prompt-ids is empty");
@@ -129,10 +213,10 @@ int run(const RunArgs& args) {
   if (!a.force_ids.empty()) {
     if (auto ids = parse_ids(a.force_ids, err)) force = *ids; else return fail("--force-ids: " + err);
   }
-  const int64_t n = a.n_given || force.empty() ? a.n : static_cast<int64_t>(force.size());
-  if (n < 0) return fail("-n must not be negative");
-  if (static_cast<int64_t>(force.size()) < n && !force.empty())
-    return fail("--force-ids has " + std::to_string(force.size()) + " ids but -n asks for " + std::to_string(n));
+  int64_t n = a.n_given || force.empty() ? a.n : static_cast<int64_t>(force.size());
+  if (!force.empty() && (n < 0 || static_cast<int64_t>(force.size()) < n))
+    return fail("--force-ids has " + std::to_string(force.size()) + " ids but -n asks for " +
+                (n < 0 ? std::string("every token until the context is full") : std::to_string(n)));
 
   // Output paths are checked before the model loads, so a typo costs no waiting.
   if (!a.logits_out.empty())
@@ -143,7 +227,7 @@ int run(const RunArgs& args) {
   auto& eng = *(*rt)->engine;
   const tok::Tokenizer* tk = (*rt)->tokenizer.get();
   if (a.prompt_given) {
-    if (!tk) return fail("--prompt needs a tokenizer and this model has none (" + (*rt)->tokenizer_note +
+    if (!tk) return fail("-p needs a tokenizer and this model has none (" + (*rt)->tokenizer_note +
                          "); set model.tokenizer in the pipeline or pass --prompt-ids");
     if (a.chat) {
       auto tmpl = chat::find_chat_template(a.chat_template, p.model.chat_template, p.model.tokenizer,
@@ -151,17 +235,33 @@ int run(const RunArgs& args) {
       if (!tmpl) return fail(tmpl.status().message());
       auto parsed = chat::Template::parse(tmpl->first, tmpl->second);
       if (!parsed) return fail("chat template: " + parsed.status().message());
-      auto text = chat::render_chat(*parsed, {{"user", a.prompt}}, true, tk);
+      std::vector<chat::Message> messages;
+      if (!a.system_prompt.empty()) messages.push_back({"system", a.system_prompt});
+      messages.push_back({"user", a.prompt});
+      auto text = chat::render_chat(*parsed, messages, true, tk);
       if (!text) return fail("chat template: " + text.status().message());
       prompt = chat::tokenize_chat(*tk, *text);
     } else {
       prompt = tk->encode(a.prompt, true, true);
     }
-    if (prompt.empty()) return fail("--prompt gave no tokens");
+    if (prompt.empty()) return fail("-p gave no tokens");
   } else if (a.chat) {
-    return fail("--chat needs a text --prompt");
+    return fail("--chat and -sys need a text prompt (-p TEXT)");
   }
-  auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, a.seed);
+
+  // Limits up front: the prompt must fit, and the answer stops where the context ends.
+  const int64_t ctx = eng.kv().config().n_ctx;
+  const auto plen = static_cast<int64_t>(prompt.size());
+  if (plen >= ctx)
+    return fail("the prompt has " + std::to_string(plen) + " tokens and the context holds " + std::to_string(ctx) +
+                " (context.length), leaving no room to generate; raise -c or shorten the prompt");
+  const int64_t room = ctx - plen + 1;  // the last token is sampled, never stored
+  if (n > room)
+    std::cerr << "note: the prompt's " << plen << " tokens and -n " << n << " exceed the " << ctx
+              << "-token context; generation stops when the context is full, after at most " << room << " tokens\n";
+  const int64_t limit = n < 0 ? room : std::min(n, room);
+
+  auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, std::nullopt);
   if (!chain) return fail(chain.status().message());
 
   std::ofstream lout;
@@ -171,17 +271,30 @@ int run(const RunArgs& args) {
   }
   if (auto st = eng.kv().add(0); !st) return fail(st.message());
 
+  // Ctrl-C ends generation and still prints what was generated; a second one kills.
+  g_interrupted = false;
+  struct sigaction sa {};
+  sa.sa_handler = on_run_sigint;
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, nullptr);
+
+  Outcome o;
+  o.prompt = prompt;
+  o.ctx = ctx;
   using clock = std::chrono::steady_clock;
   std::vector<engine::BatchToken> batch;
   for (size_t i = 0; i < prompt.size(); ++i) batch.push_back({0, prompt[i], i + 1 == prompt.size()});
   std::vector<float> logits;
   const auto t0 = clock::now();
-  if (auto st = eng.decode(batch, logits); !st) return fail(st.message());
+  if (auto st = eng.decode(batch, logits); !st) {
+    o.error = st.message();
+    return report(a, o, **rt, !force.empty(), tk != nullptr);
+  }
   const auto t1 = clock::now();
-  int64_t pos = static_cast<int64_t>(prompt.size()) - 1;
+  o.prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  int64_t pos = plen - 1;
   if (lout) lout << json_text(logits_line(pos, logits)) << "\n";
 
-  std::vector<int32_t> ids, sampled;
   std::optional<tok::StreamDecoder> stream;
   std::vector<std::string> pieces;  // token texts, for samplers that look at them (dry)
   if (tk) {
@@ -190,99 +303,75 @@ int run(const RunArgs& args) {
     for (int32_t id = 0; id < tk->n_vocab(); ++id) pieces.push_back(tk->piece(id));
   }
   engine::StopMatcher stops(a.stops);
-  std::string text;  // what was shown, up to a stop string
-  std::string stop_reason = "length";
   auto show = [&](const std::string& t) {
-    text += t;
+    o.text += t;
     if (!a.json) std::cout << t << std::flush;
   };
-  for (int64_t i = 0; i < n; ++i) {
-    SamplerContext sctx{prompt, ids, pieces};
+  for (int64_t i = 0; i < limit; ++i) {
+    if (g_interrupted) {
+      o.stop_reason = "interrupted";
+      break;
+    }
+    SamplerContext sctx{prompt, o.ids, pieces};
     auto tok = chain->sample(logits, sctx);
-    if (!tok) return fail(tok.status().message());
-    sampled.push_back(*tok);
+    if (!tok) {
+      o.error = tok.status().message();
+      break;
+    }
+    o.sampled.push_back(*tok);
     const int32_t next = force.empty() ? *tok : force[static_cast<size_t>(i)];
     // End-of-generation tokens (EOS, EOT) end the answer unless teacher forcing or --ignore-eos.
     if (force.empty() && !a.ignore_eos && tk && tk->is_end_of_generation(next)) {
-      stop_reason = "eos";
+      o.stop_reason = "eos";
       break;
     }
     chain->accept(next);
-    ids.push_back(next);
+    o.ids.push_back(next);
     if (stream) {
       show(stops.push(stream->push(next)));
       if (stops.stopped()) {
-        stop_reason = "stop";
+        o.stop_reason = "stop";
         break;
       }
     } else if (!a.json) {
-      std::cout << next << (i + 1 < n ? " " : "") << std::flush;
+      std::cout << next << " " << std::flush;
     }
+    if (eng.kv().length(0) >= ctx) break;  // the last token that fits: sampled, never stored
     const engine::BatchToken bt{0, next, true};
-    if (auto st = eng.decode({&bt, 1}, logits); !st) return fail(st.message());
+    if (auto st = eng.decode({&bt, 1}, logits); !st) {
+      o.error = st.message();
+      break;
+    }
     ++pos;
     if (lout) lout << json_text(logits_line(pos, logits)) << "\n";
   }
-  const auto t2 = clock::now();
+  // -n -1, or an -n past the context, ended because the context is full.
+  if (o.stop_reason == "length" && o.error.empty() && (n < 0 || n > limit)) o.stop_reason = "context";
+  o.gen_ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
+  signal(SIGINT, SIG_DFL);
   if (stream && !stops.stopped()) show(stops.push(stream->flush()) + (stops.stopped() ? "" : stops.flush()));
   if (!a.json) std::cout << "\n" << std::flush;
-  const double prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  const double gen_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
-  const auto& st = eng.stats();
-  if (a.json) {
-    nlohmann::ordered_json j;
-    j["prompt_ids"] = prompt;
-    j["ids"] = ids;
-    if (tk) j["text"] = text;
-    j["stop_reason"] = stop_reason;
-    if (!force.empty()) j["sampled_ids"] = sampled;
-    j["timings"] = {{"prompt_ms", prompt_ms},
-                    {"prompt_tokens", prompt.size()},
-                    {"prompt_tokens_per_s", prompt_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / prompt_ms : 0.0},
-                    {"generation_ms", gen_ms},
-                    {"generated_tokens", ids.size()},
-                    {"tokens_per_s", gen_ms > 0 ? 1000.0 * static_cast<double>(ids.size()) / gen_ms : 0.0}};
-    j["stats"] = {{"fallback_nodes", st.fallback_nodes},
-                  {"distinct_fallbacks", st.distinct_fallbacks},
-                  {"converted_weights", (*rt)->model->weights().converted()},
-                  {"transfers", st.transfers},
-                  {"arena_bytes", st.arena_bytes}};
-    if (a.routing_stats) j["routing"] = routing_json(engine::summarize_routing(eng.routing_counts()));
-    std::cout << json_text(j) << "\n";
-  } else {
-    std::cerr << "prompt: " << prompt.size() << " tokens in " << prompt_ms << " ms ("
-              << (prompt_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / prompt_ms : 0.0) << " tokens/s); "
-              << "generation: " << ids.size() << " tokens in " << gen_ms << " ms ("
-              << (gen_ms > 0 ? 1000.0 * static_cast<double>(ids.size()) / gen_ms : 0.0) << " tokens/s)\n";
-    if (st.fallback_nodes > 0)
-      std::cerr << "fallbacks: " << st.fallback_nodes << " nodes ran off their preferred device\n";
-    if (a.routing_stats) {
-      const auto r = engine::summarize_routing(eng.routing_counts());
-      std::cerr << "routing: " << r.layers.size() << " MoE layers; fewest experts chosen in a layer: "
-                << r.fewest_experts_chosen << "/" << r.experts << "; busiest expert: " << r.worst_max_over_mean
-                << "x the mean (layer " << r.worst_layer << ")\n";
-    }
-  }
-  return 0;
+  return report(a, o, **rt, !force.empty(), tk != nullptr);
 }
 
 }  // namespace
 
 void add_run_command(CLI::App& app, Dispatch& d) {
   auto a = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "Generate tokens for one prompt");
-  cmd->add_option("-p,--pipeline", a->pipeline, "Pipeline YAML file");
-  cmd->add_option("-m,--model", a->model, "Model file (replaces the pipeline's model.path)");
-  cmd->add_option("--prompt", a->prompt, "Prompt text");
+  auto* cmd = app.add_subcommand("run", "Generate text for one prompt (llama-cli's flags; see docs/cli.md)");
+  add_pipeline_flags(*cmd, a->flags, kAllRunFlags);
+  cmd->add_option("-p,--prompt", a->prompt, "Prompt text (the pipeline file is -P)");
+  cmd->add_option("-f,--file,--prompt-file", a->prompt_file, "Read the prompt text from this file");
   cmd->add_option("--prompt-ids", a->prompt_ids, "Prompt as token ids: 1,2,3");
-  cmd->add_option("-n,--n-predict", a->n, "Tokens to generate")->capture_default_str()->transform(integer_in(0, kMaxTokens));
-  cmd->add_option("--seed", a->seed, "Seed for the dist sampler")->transform(integer_in(0, INT64_MAX));
-  cmd->add_option("--set", a->sets, "Override a pipeline key, e.g. --set context.kv_type=q8_0 (repeatable)");
-  cmd->add_flag("--json", a->json, "Print one JSON object: prompt_ids, ids, text, timings");
-  cmd->add_option("--prompt-file", a->prompt_file, "Read the prompt text from this file");
+  cmd->add_option("-n,--n-predict", a->n, "Tokens to generate; -1 = until end of generation or a full context")
+      ->capture_default_str()
+      ->transform(integer_in(-1, kMaxTokens));
+  cmd->add_option("--system-prompt", a->system_prompt, "System message, in the chat template (-sys; implies --chat)");
+  cmd->add_option("--system-prompt-file", a->system_prompt_file, "Read the system message from this file (-sysf)");
+  cmd->add_flag("--json", a->json, "Print one JSON object: prompt_ids, ids, text, stop_reason, timings");
   cmd->add_option("--stop", a->stops, "Stop when the output contains this text (repeatable; matched across tokens)");
   cmd->add_flag("--ignore-eos", a->ignore_eos, "Keep generating past end-of-generation tokens");
-  cmd->add_flag("--chat", a->chat, "Wrap --prompt as one user message in the model's chat template");
+  cmd->add_flag("--chat", a->chat, "Wrap the prompt as one user message in the model's chat template");
   cmd->add_option("--chat-template", a->chat_template, "A .jinja file to use instead of the model's chat template");
   cmd->add_option("--logits-out", a->logits_out, "Write one JSON line of logits per position to FILE");
   cmd->add_flag("--routing-stats", a->routing_stats,

@@ -222,6 +222,8 @@ Node load_chain(const fs::path& path, const Location& from, std::vector<fs::path
   stack.pop_back();
   std::erase_if(doc.entries, [](const Node::Entry& e) { return e.key == "extends"; });
   if (base.kind != Node::Kind::map) return doc;
+  // A child's `model: { chat_template: ... }` adds to a base's `model: file.gguf`.
+  if (const Node* dm = doc.get("model"); dm && dm->kind == Node::Kind::map) expand_model_shorthand(base);
   merge_into(base, doc);
   base.loc = doc.loc;
   return base;
@@ -238,7 +240,57 @@ Node load_with_extends(const fs::path& path, std::vector<Diagnostic>& diags) {
   return load_with_extends(path, diags, read_pipeline_file);
 }
 
-void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic>& diags) {
+namespace {
+
+// The name a list item is addressed by: a scalar's text (`- cpu`, `- dist`), a backend's
+// `plugin`, or a sampler mapping's one key.
+std::string item_name(const Node& item) {
+  if (item.kind == Node::Kind::scalar) return item.scalar;
+  if (item.kind != Node::Kind::map) return "";
+  if (const Node* p = item.get("plugin"); p && p->kind == Node::Kind::scalar) return p->scalar;
+  if (item.entries.size() == 1) return item.entries.front().key;
+  return "";
+}
+
+// `- cpu` in backends becomes { plugin: cpu }; `- dist` in sampling becomes { dist: null },
+// so that a key can be set inside them.
+Status expand_item(Node& item, const std::string& section, const std::string& walked) {
+  Node name = item;
+  item.kind = Node::Kind::map;
+  item.scalar.clear();
+  item.quoted = false;
+  if (section == "backends") {
+    item.entries.push_back({"plugin", name.loc, std::move(name)});
+  } else if (section == "sampling") {
+    Node empty;
+    empty.loc = name.loc;
+    item.entries.push_back({name.scalar, name.loc, std::move(empty)});
+  } else {
+    item = name;
+    return error::invalid_argument("'" + walked + "': cannot set a key inside " + item.describe());
+  }
+  return {};
+}
+
+// `{ top_p: 0.9 }` becomes `{ top_p: { p: 0.9 } }`: the shorthand value is the sampler's
+// main parameter, whose name only the sampler's manifest knows.
+Status expand_primary(Node& value, const std::string& sampler, const std::string& walked, const PrimaryParam& primary) {
+  const std::optional<std::string> name = primary ? primary(sampler) : std::nullopt;
+  if (!name)
+    return error::invalid_argument("'" + walked + "' is written in shorthand ({ " + sampler + ": " + value.scalar +
+                                   " }) and sampler '" + sampler +
+                                   "' declares no main parameter; write its parameters as a mapping");
+  Node v = value;
+  value.kind = Node::Kind::map;
+  value.scalar.clear();
+  value.quoted = false;
+  value.entries.push_back({*name, v.loc, std::move(v)});
+  return {};
+}
+
+}  // namespace
+
+void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic>& diags, const PrimaryParam& primary) {
   const Location where{"--set " + assignment, 0, 0};
   const size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
@@ -290,6 +342,7 @@ void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic
   relocate(relocate, value);
 
   if (root.kind == Node::Kind::null) root.kind = Node::Kind::map;
+  const std::string section = segs.front();
   Node* node = &root;
   std::string walked;
   for (size_t i = 0; i < segs.size(); ++i) {
@@ -297,13 +350,48 @@ void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic
     const bool last = i + 1 == segs.size();
     walked += (walked.empty() ? "" : ".") + s;
     if (node->kind == Node::Kind::list) {
-      const auto idx = util::parse_integer<size_t>(s);
-      if (!idx.ok() || idx.value >= node->items.size()) {
-        diags.push_back({where, "'" + walked + "': the list has " + std::to_string(node->items.size()) +
-                                    " items, so '" + s + "' is not a valid index", false});
-        return;
+      Node* item = nullptr;
+      if (const auto idx = util::parse_integer<size_t>(s); idx.ok()) {
+        if (idx.value >= node->items.size()) {
+          diags.push_back({where, "'" + walked + "': the list has " + std::to_string(node->items.size()) +
+                                      " items, so '" + s + "' is not a valid index", false});
+          return;
+        }
+        item = &node->items[idx.value];
+      } else {
+        for (auto& it : node->items)
+          if (item_name(it) == s) {
+            item = &it;
+            break;
+          }
+        if (!item) {
+          std::string names;
+          for (const auto& it : node->items) names += (names.empty() ? "" : ", ") + item_name(it);
+          diags.push_back({where, "'" + walked + "': no item of the list is named '" + s + "' (it holds: " +
+                                      (names.empty() ? std::string("nothing") : names) +
+                                      "); address items by name or by index, e.g. " +
+                                      walked.substr(0, walked.size() - s.size()) + "0", false});
+          return;
+        }
       }
-      node = &node->items[idx.value];
+      if (!last && item->kind == Node::Kind::scalar) {
+        if (auto st = expand_item(*item, section, walked); !st) {
+          diags.push_back({where, st.message(), false});
+          return;
+        }
+      }
+      node = item;
+      // A sampler addressed by name stands for its one-key mapping's value:
+      // sampling.top_p.p means sampling.N.top_p.p.
+      if (!util::parse_integer<size_t>(s).ok() && node->kind == Node::Kind::map && node->get(s) && !node->get("plugin")) {
+        node = node->get(s);
+        if (!last && node->kind == Node::Kind::scalar) {
+          if (auto st = expand_primary(*node, s, walked, primary); !st) {
+            diags.push_back({where, st.message(), false});
+            return;
+          }
+        }
+      }
     } else {
       if (node->kind == Node::Kind::null) {
         node->kind = Node::Kind::map;
@@ -320,9 +408,39 @@ void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic
         next->loc = where;
       }
       node = next;
+      if (!last && node->kind == Node::Kind::scalar) {
+        // Shorthand forms are expanded before a key is set inside them.
+        Status st;
+        if (i == 0 && s == "model")
+          expand_model_shorthand(root);
+        else if (section == "sampling" && i == 2)
+          st = expand_primary(*node, s, walked, primary);
+        else
+          st = error::invalid_argument("'" + walked + "': cannot set a key inside " + node->describe());
+        if (!st) {
+          diags.push_back({where, st.message(), false});
+          return;
+        }
+        if (i == 0) node = root.get("model");
+      }
     }
     if (last) *node = value;
   }
+}
+
+void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic>& diags) {
+  apply_set(root, assignment, diags, {});
+}
+
+void expand_model_shorthand(Node& root) {
+  Node* m = root.kind == Node::Kind::map ? root.get("model") : nullptr;
+  if (!m || m->kind != Node::Kind::scalar) return;
+  Node path = *m;
+  m->kind = Node::Kind::map;
+  m->scalar.clear();
+  m->quoted = false;
+  m->entries.clear();
+  m->entries.push_back({"path", path.loc, std::move(path)});
 }
 
 }  // namespace sy::pipeline

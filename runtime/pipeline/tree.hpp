@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,9 +65,21 @@ using TextReader = std::function<Result<std::string>(const std::filesystem::path
 Node load_with_extends(const std::filesystem::path& path, std::vector<Diagnostic>& diags);
 Node load_with_extends(const std::filesystem::path& path, std::vector<Diagnostic>& diags, const TextReader& read);
 
+/// The name of a sampler's main parameter (the one `{ top_p: 0.9 }` sets), nullopt when it
+/// has none or is unknown.
+using PrimaryParam = std::function<std::optional<std::string>(std::string_view sampler)>;
+
 /// Applies one `key.path=value` override (value parsed as YAML; list items addressed as
-/// `backends.0.threads` or `backends[0].threads`). Missing maps on the path are created.
+/// `backends.0.threads`, `backends[0].threads` or by name, `backends.cpu.threads`,
+/// `sampling.top_p.p`). Missing maps on the path are created; shorthand forms on the path
+/// (`model: file.gguf`, `- cpu`, `- dist`, `{ top_p: 0.9 }`) are expanded first, the last
+/// through `primary`.
+void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic>& diags, const PrimaryParam& primary);
 void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic>& diags);
+
+/// `model: file.gguf` becomes `model: { path: file.gguf }` (positions kept), so keys can
+/// be set or merged inside it.
+void expand_model_shorthand(Node& root);
 
 /// Deep merge: `over` wins; maps merge recursively.
 void merge_into(Node& base, const Node& over);
