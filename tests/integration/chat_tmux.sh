@@ -13,7 +13,7 @@ if [ ! -f "$model" ] || ! command -v tmux > /dev/null; then
   exit 77
 fi
 # Piped stdin: no prompt, the answer, and commands.
-out="$(printf 'Once upon a time\n/params\n' | (cd "$src" && "$exe" chat -p configs/demo.yaml -n 24) 2>&1)"
+out="$(printf 'Once upon a time\n/params\n' | (cd "$src" && "$exe" chat -P configs/demo.yaml -n 24) 2>&1)"
 if grep -q "there was a little girl" <<< "$out" && grep -q "\[sampling: greedy" <<< "$out"; then
   echo "ok   [chat with piped stdin]"
 else

@@ -29,12 +29,24 @@ else
   echo "FAIL [--logits-out]: $lines lines"; head -c 300 "$tmp/l.jsonl"; failures=$((failures + 1))
 fi
 
-check "no model" 1 "give a pipeline \(-p FILE\) or a model \(-m FILE\)" -- "$exe" run --prompt-ids 1
-check "missing model file" 1 "model file .*nope.gguf does not exist" -- "$exe" run -m "$tmp/nope.gguf" --prompt-ids 1
+check "no model" 1 "give a model \(-m FILE\) or a pipeline \(-P FILE\)" -- "$exe" run --prompt-ids 1
+check "missing model file" 1 "^-m .*nope.gguf: 'model.path': file '.*nope.gguf' does not exist" -- "$exe" run -m "$tmp/nope.gguf" --prompt-ids 1
 check "bad prompt ids" 1 "--prompt-ids: 'x' is not a token id" -- "$exe" run -m "$m" --prompt-ids 1,x
 check "token outside the vocabulary" 1 "token id 9999 is outside the vocabulary \(0..511\)" -- "$exe" run -m "$m" --prompt-ids 1,9999
-check "context exceeded is an error, not a wrap" 1 "would hold 17 tokens, but the context length is 16" -- \
-  "$exe" run -m "$m" --prompt-ids 1,2,3,4,5,6,7,8,9,10 -n 7 --ignore-eos --set context.length=16
+# A 16-token context holds the 10-token prompt and 6 generated tokens; the 7th is sampled
+# from the full cache and never stored, so 7 tokens come out and the 8th cannot.
+check "-n past the context stops there, says so, and prints the JSON" 0 \
+  '"ids":\[[0-9]+(,[0-9]+){6}\],.*"stop_reason":"context"' -- \
+  "$exe" run -m "$m" --prompt-ids 1,2,3,4,5,6,7,8,9,10 -n 8 --ignore-eos --set context.length=16 --json
+check "-n past the context is announced before generating" 0 "the prompt's 10 tokens and -n 8 exceed the 16-token context; generation stops when the context is full, after at most 7 tokens" -- \
+  "$exe" run -m "$m" --prompt-ids 1,2,3,4,5,6,7,8,9,10 -n 8 --ignore-eos -c 16
+check "-n that fits the context exactly is a normal end" 0 '"ids":\[[0-9]+(,[0-9]+){6}\],.*"stop_reason":"length"' -- \
+  "$exe" run -m "$m" --prompt-ids 1,2,3,4,5,6,7,8,9,10 -n 7 --ignore-eos -c 16 --json
+check "-n -1 generates until the context is full" 0 '"ids":\[[0-9]+(,[0-9]+){13}\],.*"stop_reason":"context"' -- \
+  "$exe" run -m "$m" --prompt-ids 1,2,3 -n -1 --ignore-eos -c 16 --json
+check "a prompt as long as the context is refused with both numbers" 1 \
+  "the prompt has 16 tokens and the context holds 16 \(context.length\), leaving no room to generate; raise -c or shorten the prompt" -- \
+  "$exe" run -m "$m" --prompt-ids 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 -n 1 -c 16
 check "q8_0 KV runs" 0 '"ids":\[' -- "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --json --set context.kv_type=q8_0
 check "fp8 KV is refused clearly" 1 "kv_type fp8 has no attention kernel" -- "$exe" run -m "$m" --prompt-ids 1 --set context.kv_type=fp8
 check "bad override" 1 "context.kv_type" -- "$exe" run -m "$m" --prompt-ids 1 --set context.kv_type=q9_0
@@ -61,7 +73,7 @@ if [ -f "$shared/models/stories260K.gguf" ]; then
     "$exe" detokenize -m "$shared/models/stories260K.gguf" --ids 1,600
 fi
 "$exe" synth -o "$tmp/notok.gguf" --no-tokenizer > /dev/null
-check "--prompt without a tokenizer" 1 "--prompt needs a tokenizer and this model has none" -- "$exe" run -m "$tmp/notok.gguf" --prompt "hi"
+check "-p without a tokenizer" 1 "-p needs a tokenizer and this model has none" -- "$exe" run -m "$tmp/notok.gguf" --prompt "hi"
 check "the demo model has a tokenizer: text in, text out" 0 '"prompt_ids":\[1,.*"text":' -- \
   "$exe" run -m "$m" --prompt "Once upon a time" -n 8 --seed 1 --json
 check "chat on the demo model with its own template (piped)" 0 "\[sampling:" -- \
@@ -70,7 +82,7 @@ check "tokenize needs a tokenizer source" 1 "give a model \(-m FILE\) or a token
 
 if [ -f "$shared/fixtures/stories260K.ref.json" ]; then
   want=$(tr -d ' \n' < "$shared/fixtures/stories260K.ref.json" | grep -o '"greedy_ids":\[[^]]*\]' | head -1 | sed 's/"greedy_ids"/"ids"/')
-  got=$(cd "$src" && "$exe" run -p configs/demo.yaml --prompt-ids 1,403,407,261,378 -n 64 --json 2>/dev/null | grep -o '"ids":\[[^]]*\]')
+  got=$(cd "$src" && "$exe" run -P configs/demo.yaml --prompt-ids 1,403,407,261,378 -n 64 --json 2>/dev/null | grep -o '"ids":\[[^]]*\]')
   if [ -n "$want" ] && [ "$got" = "$want" ]; then
     echo "ok   [demo pipeline: 64 greedy tokens of stories260K equal llama.cpp's]"
   else
