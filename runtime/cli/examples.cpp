@@ -15,6 +15,8 @@ const std::vector<Example>& examples() {
        "Check several files; the exit status is 1 when any of them is invalid."},
       {"validate", "switchyard validate pipeline.yaml --set context.length=8192",
        "Check the pipeline as it would be with one key overridden."},
+      {"validate", "switchyard validate pipeline.yaml -m model.gguf",
+       "Also read the model's header: token ids within the vocabulary, the tokenizer fits, the context fits in memory."},
 
       {"inspect", "switchyard inspect model.gguf", "Show the architecture, hyper-parameters, tokenizer and a summary of the tensors."},
       {"inspect", "switchyard inspect model.gguf --tensors", "List every tensor with its type, shape and size in bytes."},
@@ -31,6 +33,8 @@ const std::vector<Example>& examples() {
        "Use a pipeline file's model, backends and samplers; the prompt is wrapped in the chat template."},
       {"run", "switchyard run -P pipeline.yaml --set context.kv_type=q8_0 -f prompt.txt --json",
        "Override one pipeline key, read the prompt from a file, print one JSON object with ids, text and timings."},
+      {"run", "switchyard run -m model.gguf --temp 0.2 --top-k 40 --print-pipeline",
+       "Print the pipeline the flags produce (here the default sampler chain, retuned) as YAML, and exit."},
 
       {"synth", "switchyard synth --list", "List the built-in topologies."},
       {"synth", "switchyard synth --topology demo -o demo.gguf", "Write the tiny demo model with deterministic random weights."},
