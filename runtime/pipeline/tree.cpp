@@ -1,5 +1,6 @@
 #include "pipeline/tree.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <yaml-cpp/yaml.h>
@@ -351,8 +352,10 @@ void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic
     walked += (walked.empty() ? "" : ".") + s;
     if (node->kind == Node::Kind::list) {
       Node* item = nullptr;
-      if (const auto idx = util::parse_integer<size_t>(s); idx.ok()) {
-        if (idx.value >= node->items.size()) {
+      const bool numeric = std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (numeric) {
+        const auto idx = util::parse_integer<size_t>(s);
+        if (!idx.ok() || idx.value >= node->items.size()) {
           diags.push_back({where, "'" + walked + "': the list has " + std::to_string(node->items.size()) +
                                       " items, so '" + s + "' is not a valid index", false});
           return;
@@ -383,7 +386,7 @@ void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic
       node = item;
       // A sampler addressed by name stands for its one-key mapping's value:
       // sampling.top_p.p means sampling.N.top_p.p.
-      if (!util::parse_integer<size_t>(s).ok() && node->kind == Node::Kind::map && node->get(s) && !node->get("plugin")) {
+      if (!numeric && node->kind == Node::Kind::map && node->get(s) && !node->get("plugin")) {
         node = node->get(s);
         if (!last && node->kind == Node::Kind::scalar) {
           if (auto st = expand_primary(*node, s, walked, primary); !st) {
