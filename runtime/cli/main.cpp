@@ -5,13 +5,17 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/completion.hpp"
+#include "cli/help.hpp"
+#include "cli/llama_aliases.hpp"
+#include "cli/parse_errors.hpp"
 #include "log/log.hpp"
 #include "util/suggest.hpp"
 
 namespace {
 
 // The first token that is not a global option (or its value): the intended subcommand.
-std::optional<std::string> first_command_token(int argc, char** argv) {
+std::optional<std::string> first_command_token(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--log-level" || a == "--log-file") {
@@ -24,7 +28,12 @@ std::optional<std::string> first_command_token(int argc, char** argv) {
   return std::nullopt;
 }
 
-int run_command(int argc, char** argv) {
+int run_command(int argc_in, char** argv_in) {
+  const std::vector<std::string> args = sy::cli::expand_llama_aliases(argc_in, argv_in);
+  std::vector<const char*> argv_vec;
+  for (const auto& a : args) argv_vec.push_back(a.c_str());
+  const int argc = static_cast<int>(argv_vec.size());
+  const char* const* argv = argv_vec.data();
   CLI::App app{"Switchyard: run large language models, above all big MoE models, on hardware that looks too small",
                "switchyard"};
   app.set_version_flag("--version", "switchyard " SY_VERSION);
@@ -33,6 +42,8 @@ int run_command(int argc, char** argv) {
   std::string log_file;
   app.add_option("--log-level", level, "trace, debug, info, warn, error or off")->capture_default_str();
   app.add_option("--log-file", log_file, "Also append log lines to this file");
+  bool parse_only = false;
+  app.add_flag("--parse-only", parse_only, "Check the command line (flags, values) and exit 0 without running the command");
 
   sy::cli::Dispatch dispatch;
   sy::cli::add_plugins_command(app, dispatch);
@@ -44,6 +55,8 @@ int run_command(int argc, char** argv) {
   sy::cli::add_tokenize_commands(app, dispatch);
   sy::cli::add_template_command(app, dispatch);
   sy::cli::add_chat_command(app, dispatch);
+  sy::cli::add_completion_command(app, dispatch);
+  sy::cli::add_help_command(app, dispatch);  // last: it lists the commands above
 
   if (auto tok = first_command_token(argc, argv)) {
     std::vector<std::string> names;
@@ -59,8 +72,7 @@ int run_command(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return sy::cli::report_parse_error(app, e, std::vector<std::string>(argv_in, argv_in + argc_in), args);
   }
   if (auto st = sy::log::set_level(level); !st) {
     std::cerr << "switchyard: --log-level: " << st.message() << "\n";
@@ -71,6 +83,7 @@ int run_command(int argc, char** argv) {
       std::cerr << "switchyard: --log-file: " << st.message() << "\n";
       return 2;
     }
+  if (parse_only) return 0;
   return dispatch.run ? dispatch.run() : 2;
 }
 
