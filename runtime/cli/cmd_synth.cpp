@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <random>
 
 #include "cli/commands.hpp"
 #include "cli/number_arg.hpp"
@@ -19,11 +20,33 @@ struct SynthArgs {
   std::string out;
   std::string type = "q8_0";
   std::string tokenizer;
-  uint64_t seed = 42;
+  std::string seed = "42";  // checked by seed_arg(); -1 asks for a random one
   int64_t layers = 0, experts = 0, vocab = 0;
   int threads = 0;
-  bool no_tokenizer = false, list = false;
+  bool no_tokenizer = false, list = false, grow = false;
 };
+
+// --seed takes -1 (llama.cpp's spelling of "random") besides every uint64_t value, so it
+// is kept as text that this validator has checked.
+CLI::Validator seed_arg() {
+  const CLI::Validator range = unsigned_in(0, UINT64_MAX);
+  return CLI::Validator(
+      [range](std::string& s) -> std::string {
+        if (s == "-1") return {};
+        const std::string err = range(s);
+        return err.empty() ? err : err + " (or -1 for a random seed)";
+      },
+      "-1 (random) or INT in [0, 18446744073709551615]");
+}
+
+// A random seed is printed so that the same file can be written again with --seed N.
+uint64_t resolve_seed(const std::string& text) {
+  if (text != "-1") return std::stoull(text);
+  std::random_device rd;
+  const uint64_t seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  std::cerr << "seed: " << seed << " (random)\n";
+  return seed;
+}
 
 int run_synth(const SynthArgs& a) {
   if (a.list) {
@@ -52,13 +75,13 @@ int run_synth(const SynthArgs& a) {
     std::cerr << "switchyard synth: " << t.status().message() << "\n";
     return 2;
   }
-  if (auto st = synth::scale_topology(*t, a.layers, a.experts, a.vocab); !st) {
+  if (auto st = synth::scale_topology(*t, a.layers, a.experts, a.vocab, a.grow); !st) {
     std::cerr << "switchyard synth: " << st.message() << "\n";
     return 2;
   }
   synth::SynthOptions o;
   o.type = a.type;
-  o.seed = a.seed;
+  o.seed = resolve_seed(a.seed);
   o.tokenizer = !a.no_tokenizer;
   o.tokenizer_json = a.tokenizer;
   o.threads = a.threads;
@@ -85,15 +108,16 @@ void add_synth_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-o,--out", a->out, "Output GGUF file");
   cmd->add_option("--type", a->type, "q4_k_m, q5_k_m, or one storage type for every matrix (q8_0, f16, q4_k, ...)")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Random seed")->capture_default_str()->transform(unsigned_in(0, UINT64_MAX));
-  cmd->add_option("--layers", a->layers, "Keep only the first N layers (0: all)")
+  cmd->add_option("--seed", a->seed, "Seed of the weights (-1: a random one, printed)")->capture_default_str()->transform(seed_arg());
+  cmd->add_option("--layers", a->layers, "Keep only the first N layers (0: all; more needs --grow)")
       ->transform(integer_in(0, synth::kMaxTopologyCount));
-  cmd->add_option("--experts", a->experts, "Routed experts per layer (0: the topology's)")
+  cmd->add_option("--experts", a->experts, "Routed experts per layer (0: the topology's; more needs --grow)")
       ->transform(integer_in(0, synth::kMaxTopologyCount));
   cmd->add_option("--vocab", a->vocab, "Vocabulary size (0: the topology's)")->transform(integer_in(0, synth::kMaxTopologyVocab));
   cmd->add_option("--tokenizer", a->tokenizer, "Embed this tokenizer.json instead of a synthetic vocabulary");
   cmd->add_option("--threads", a->threads, "Threads writing tensor data (0: all)")->transform(integer_in(0, 1024));
   cmd->add_flag("--no-tokenizer", a->no_tokenizer, "Leave out the vocabulary and chat template");
+  cmd->add_flag("--grow", a->grow, "Allow --layers and --experts past the topology's own counts (no real model has that shape)");
   cmd->add_flag("--list", a->list, "List the built-in topologies");
   cmd->callback([&d, a] { d.run = [a] { return run_synth(*a); }; });
 }

@@ -155,11 +155,20 @@ Status check_topology(const Topology& t) {
   return {};
 }
 
-Status scale_topology(Topology& t, int64_t layers, int64_t experts, int64_t vocab) {
+Status scale_topology(Topology& t, int64_t layers, int64_t experts, int64_t vocab, bool grow) {
   if (layers < 0 || experts < 0 || vocab < 0) return error::invalid_argument("--layers, --experts and --vocab must not be negative (0 keeps the topology's own)");
   if (layers > kMaxTopologyCount) return out_of_bounds("--layers", layers, 0, kMaxTopologyCount);
   if (experts > kMaxTopologyCount) return out_of_bounds("--experts", experts, 0, kMaxTopologyCount);
   if (vocab > kMaxTopologyVocab) return out_of_bounds("--vocab", vocab, 0, kMaxTopologyVocab);
+  if (!grow && layers > t.n_layer)
+    return error::invalid_argument("--layers " + std::to_string(layers) + " is more than the " + std::to_string(t.n_layer) +
+                                   " layers " + t.name + " has; give at most " + std::to_string(t.n_layer) +
+                                   ", or add --grow to repeat its layers past the real model");
+  if (!grow && t.n_expert && experts > t.n_expert)
+    return error::invalid_argument("--experts " + std::to_string(experts) + " is more than the " +
+                                   std::to_string(t.n_expert) + " routed experts per layer " + t.name +
+                                   " has; give at most " + std::to_string(t.n_expert) +
+                                   ", or add --grow to add experts the real model does not have");
   if (layers) {
     if (t.full_attn_interval && layers % t.full_attn_interval)
       return error::invalid_argument("--layers must be a multiple of " + std::to_string(t.full_attn_interval) + " for " +

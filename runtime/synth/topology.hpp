@@ -63,6 +63,8 @@ Status check_topology(const Topology& t);
 
 /// Scaling for quick tests: fewer layers, experts or a smaller vocabulary (0 keeps the
 /// topology's own). Keeps the hybrid layer pattern and the experts used per token valid.
-Status scale_topology(Topology& t, int64_t layers, int64_t experts, int64_t vocab);
+/// More layers or experts than the topology has describe no real model, so they are
+/// refused (naming both counts) unless `grow` is set (`--grow`).
+Status scale_topology(Topology& t, int64_t layers, int64_t experts, int64_t vocab, bool grow = false);
 
 }  // namespace sy::synth

@@ -13,9 +13,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto t = sy::synth::parse_topology(text, "fuzz.json");
   if (!t) return 0;
   if (!sy::synth::check_topology(*t)) std::abort();  // a loaded topology is always in bounds
-  // Scale by numbers taken from the input, within the flags' ranges.
+  // Scale by numbers taken from the input, within the flags' ranges; grown as with --grow,
+  // so that the bounds of a grown topology are exercised too.
   const int64_t layers = size > 0 ? data[0] % 9 : 0;
   const int64_t experts = size > 1 ? data[1] % 17 : 0;
-  (void)sy::synth::scale_topology(*t, layers * t->full_attn_interval, t->n_expert ? experts : 0, 0);
+  (void)sy::synth::scale_topology(*t, layers * t->full_attn_interval, t->n_expert ? experts : 0, 0, true);
   return 0;
 }

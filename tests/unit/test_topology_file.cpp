@@ -117,11 +117,31 @@ TEST_CASE("topology scaling stays within the limits, naming the flag", "[topolog
   CHECK(synth::scale_topology(*t, 65537, 0, 0).message() == "--layers is 65537; it must be from 0 to 65536");
   CHECK(synth::scale_topology(*t, 0, 0, 16777217).message() == "--vocab is 16777217; it must be from 0 to 16777216");
   // 65536 layers of qwen3-8b (about 0.2e9 weights each) is about 1.4e13: within 2^48.
-  CHECK(synth::scale_topology(*t, 65536, 0, 0));
+  CHECK(synth::scale_topology(*t, 65536, 0, 0, /*grow=*/true));
   auto m = synth::builtin_topology("qwen3-30b-a3b");
   REQUIRE(m);
   // 65536 layers of 65536 experts of 3 x 2048 x 768 weights is about 2e16, past 2^48 (about 2.8e14).
-  const auto st = synth::scale_topology(*m, 65536, 65536, 0);
+  const auto st = synth::scale_topology(*m, 65536, 65536, 0, /*grow=*/true);
   REQUIRE_FALSE(st);
   CHECK(st.message().find("more than the 2.81e+14 (2^48) a topology may describe") != std::string::npos);
+}
+
+TEST_CASE("topology scaling does not grow a model past its real shape without grow", "[topology]") {
+  // Qwen3-8B has 36 layers and Qwen3-30B-A3B 128 routed experts (their published config.json).
+  auto t = synth::builtin_topology("qwen3-8b");
+  REQUIRE(t);
+  CHECK(synth::scale_topology(*t, 37, 0, 0).message() ==
+        "--layers 37 is more than the 36 layers qwen3-8b has; give at most 36, or add --grow to repeat its layers past "
+        "the real model");
+  REQUIRE(synth::scale_topology(*t, 36, 0, 0));
+  CHECK(t->n_layer == 36);
+  REQUIRE(synth::scale_topology(*t, 40, 0, 0, /*grow=*/true));
+  CHECK(t->n_layer == 40);
+  auto m = synth::builtin_topology("qwen3-30b-a3b");
+  REQUIRE(m);
+  CHECK(synth::scale_topology(*m, 0, 129, 0).message() ==
+        "--experts 129 is more than the 128 routed experts per layer qwen3-30b-a3b has; give at most 128, or add --grow "
+        "to add experts the real model does not have");
+  REQUIRE(synth::scale_topology(*m, 0, 256, 0, /*grow=*/true));
+  CHECK(m->n_expert == 256);
 }
