@@ -1,6 +1,8 @@
 #include "engine/runtime_setup.hpp"
 
+#include "engine/preflight.hpp"
 #include "log/log.hpp"
+#include "planner/describe.hpp"
 
 namespace sy::engine {
 
@@ -22,6 +24,16 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   rt->registry = std::make_unique<registry::Registry>(search ? *search
                                                              : registry::default_search_path(p.plugin_path, warnings));
   for (const auto& w : warnings) lg->warn("{}", w);
+  // The model header's checks come before any weight is read or any cache allocated: a
+  // context too large for the machine must be refused, not allocated until memory runs out.
+  auto desc = planner::describe_file(*rt->registry, p.model.path, p.model.format);
+  if (!desc) return desc.status();
+  std::string refused;
+  for (const auto& d : preflight(p, *desc, *rt->registry)) {
+    if (d.warning) lg->warn("{}", pipeline::format_diagnostic(d));
+    else refused += (refused.empty() ? "" : "\n") + pipeline::format_diagnostic(d);
+  }
+  if (!refused.empty()) return error::invalid_argument(refused);
   rt->host_device = -1;
   for (const auto& b : p.backends) {
     ParamMap params = b.params;
