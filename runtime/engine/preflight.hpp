@@ -35,8 +35,9 @@ struct ContextMemory {
   [[nodiscard]] uint64_t total() const { return kv + recurrent + compute + weights + overhead; }
 };
 
-/// The memory plan of `p`'s context for model `m`, everything on the host.
-/// `cells` must not exceed kMaxKvCells (preflight checks that first).
+/// The memory plan of `p`'s context for model `m`, everything on the host. Its KV cells
+/// (planner::kv_cells) must not exceed kMaxKvCells, which keeps the byte counts inside 64
+/// bits; preflight checks that first.
 ContextMemory context_memory(const pipeline::Pipeline& p, const planner::ModelDesc& m);
 
 /// The longest context.length (a whole number of KV blocks) whose plan fits in `available`
@@ -48,9 +49,9 @@ struct PreflightOptions {
   std::optional<uint64_t> available;
 };
 
-/// The checks against a model described from its header (planner::describe_file). `reg` supplies the sampler manifests
-/// (which parameters name token ids). Errors and warnings carry the position of the key
-/// they are about (Pipeline::where).
+/// The checks against a model described from its header (planner::describe_file). `reg`
+/// supplies the sampler manifests (which parameters name token ids). Errors and warnings
+/// carry the position of the key they are about (Pipeline::where).
 std::vector<pipeline::Diagnostic> preflight(const pipeline::Pipeline& p, const planner::ModelDesc& m,
                                             const registry::Registry& reg, const PreflightOptions& o = {});
 
