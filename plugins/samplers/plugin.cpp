@@ -15,6 +15,12 @@ ComponentDesc sampler(std::string name, std::string summary, std::vector<ParamSp
   return c;
 }
 
+// A sampler that picks the token (sets CandidateList::selected): it must end the chain.
+ComponentDesc terminal(ComponentDesc c) {
+  c.traits.push_back(kTraitTerminal);
+  return c;
+}
+
 // A number or integer in [lo, hi]; `primary` takes the shorthand `{ name: value }`.
 ParamSpec ranged(std::string name, ParamType type, std::string doc, ParamValue def, double lo, double hi,
                  bool primary = false) {
@@ -43,12 +49,12 @@ const PluginDescriptor* describe() noexcept {
     pd.version = "0.1.0";
     pd.summary = "Token samplers for the pipeline's sampling chain";
 
-    pd.components.push_back(sampler("greedy", "Pick the highest-logit token", {}, make_greedy));
+    pd.components.push_back(terminal(sampler("greedy", "Pick the highest-logit token", {}, make_greedy)));
 
     ParamSpec seed = ranged("seed", ParamType::integer, "RNG seed; the same seed and logits give the same token everywhere",
                             std::string("random"), 0, 9.2e18, true);
     seed.choices = {"random"};
-    pd.components.push_back(sampler("dist", "Draw a token from softmax(logits)", {seed}, make_dist));
+    pd.components.push_back(terminal(sampler("dist", "Draw a token from softmax(logits)", {seed}, make_dist)));
 
     pd.components.push_back(sampler(
         "temperature", "Scale logits by 1/t",
@@ -93,13 +99,18 @@ const PluginDescriptor* describe() noexcept {
     ParamSpec bias{"bias", ParamType::string_list, "Entries TOKEN_ID:BIAS added to logits, e.g. [\"15043:+2.5\", \"2:-inf\"]",
                    std::vector<std::string>{}};
     bias.primary = true;
+    // Exactly the forms make_logit_bias reads: a decimal id, ':', then a signed decimal or
+    // exponent number, or -inf (any case, "-infinity" too); +inf and nan are refused there.
+    bias.pattern = R"(\+?[0-9]+:(-[iI][nN][fF]([iI][nN][iI][tT][yY])?|[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?))";
+    bias.pattern_hint = "TOKEN_ID:BIAS such as '15043:+2.5' or '2:-inf'";
+    bias.token_ids = true;
     pd.components.push_back(sampler("logit_bias", "Add fixed biases to chosen tokens' logits", {bias}, make_logit_bias));
 
-    pd.components.push_back(sampler(
+    pd.components.push_back(terminal(sampler(
         "mirostat_v2", "Mirostat 2.0: pick tokens at a steady surprise (terminal)",
         {ranged("tau", ParamType::number, "Target surprise (bits) of each token", 5.0, 0, 100, true),
          above("eta", "Learning rate of the surprise controller", 0.1, 0, 1), seed},
-        make_mirostat_v2));
+        make_mirostat_v2)));
 
     pd.components.push_back(sampler(
         "xtc", "Exclude top choices but the least likely of them",

@@ -75,7 +75,7 @@ int run_plugins(bool as_json, bool check) {
       if (c.plugin != i) continue;
       const auto& m = reg.manifest(c);
       std::cout << "    " << component_kind_name(m.kind) << " " << m.name << " " << m.version << " (rank " << m.rank
-                << ")" << (m.summary.empty() ? "" : ": " + m.summary)
+                << ")" << (m.summary.empty() ? "" : ": " + m.summary) << (m.has_trait(kTraitTerminal) ? "  [terminal]" : "")
                 << (c.available ? "" : "  [unavailable: " + c.unavailable_reason + "]") << "\n";
     }
   }

@@ -1,6 +1,8 @@
 #include "registry/manifest.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -51,6 +53,9 @@ json param_to_json(const ParamSpec& p) {
   if (p.min_exclusive) j["min_exclusive"] = true;
   if (!p.choices.empty()) j["choices"] = p.choices;
   if (p.primary) j["primary"] = true;
+  if (!p.pattern.empty()) j["pattern"] = p.pattern;
+  if (!p.pattern_hint.empty()) j["pattern_hint"] = p.pattern_hint;
+  if (p.token_ids) j["token_ids"] = true;
   return j;
 }
 
@@ -72,6 +77,26 @@ struct Reader {
     const auto& v = member(obj, key, path);
     if (!v.is_string()) fail(path + "." + key, "must be a string");
     return v.get<std::string>();
+  }
+  // Optional members: absent gives the fallback; present with another type is an error.
+  bool opt_bool(const json& obj, const std::string& key, const std::string& path) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) return false;
+    if (!it->is_boolean()) fail(path + "." + key, "must be true or false");
+    return it->get<bool>();
+  }
+  std::string opt_str(const json& obj, const std::string& key, const std::string& path) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) return {};
+    if (!it->is_string()) fail(path + "." + key, "must be a string");
+    return it->get<std::string>();
+  }
+  std::vector<std::string> opt_strings(const json& obj, const std::string& key, const std::string& path) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) return {};
+    if (!it->is_array() || !std::all_of(it->begin(), it->end(), [](const json& e) { return e.is_string(); }))
+      fail(path + "." + key, "must be an array of strings");
+    return it->get<std::vector<std::string>>();
   }
   int64_t integer(const json& obj, const std::string& key, const std::string& path) const {
     const auto& v = member(obj, key, path);
@@ -98,10 +123,26 @@ ParamSpec param_from_json(const Reader& r, const json& j, const std::string& pat
   p.min_exclusive = j.value("min_exclusive", false);
   if (j.contains("choices")) p.choices = j["choices"].get<std::vector<std::string>>();
   p.primary = j.value("primary", false);
+  p.pattern = r.opt_str(j, "pattern", path);
+  if (!p.pattern.empty()) {
+    // Checked here, so validating a pipeline never meets a pattern it cannot compile.
+    try {
+      std::regex re(p.pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      r.fail(path + ".pattern", std::string("is not a valid ECMAScript regular expression (") + e.what() +
+                                    "); fix the plugin's ParamSpec::pattern and rebuild it");
+    }
+  }
+  p.pattern_hint = r.opt_str(j, "pattern_hint", path);
+  p.token_ids = r.opt_bool(j, "token_ids", path);
   return p;
 }
 
 }  // namespace
+
+bool ComponentManifest::has_trait(std::string_view trait) const {
+  return std::find(traits.begin(), traits.end(), trait) != traits.end();
+}
 
 const ParamSpec* ComponentManifest::param(std::string_view pname) const {
   for (const auto& p : params)
@@ -119,7 +160,7 @@ Manifest manifest_from_descriptor(const PluginDescriptor& d, const std::string& 
   m.version = d.version;
   m.summary = d.summary;
   for (const auto& c : d.components)
-    m.components.push_back({c.kind, c.name, c.version, c.rank, c.summary, c.cpu_features, c.params});
+    m.components.push_back({c.kind, c.name, c.version, c.rank, c.summary, c.cpu_features, c.params, c.traits});
   return m;
 }
 
@@ -132,6 +173,7 @@ nlohmann::json component_to_json(const ComponentManifest& c) {
           {"rank", c.rank},
           {"summary", c.summary},
           {"cpu_features", c.cpu_features},
+          {"traits", c.traits},
           {"params", params}};
 }
 
@@ -183,6 +225,7 @@ Result<Manifest> manifest_from_json_text(const std::string& text, const std::str
       c.rank = static_cast<int>(r.integer(cj, "rank", path));
       c.summary = cj.value("summary", "");
       if (cj.contains("cpu_features")) c.cpu_features = cj["cpu_features"].get<std::vector<std::string>>();
+      c.traits = r.opt_strings(cj, "traits", path);
       const auto& params = r.member(cj, "params", path);
       if (!params.is_array()) r.fail(path + ".params", "must be an array");
       for (size_t p = 0; p < params.size(); ++p)

@@ -27,7 +27,10 @@ struct ComponentManifest {
   std::string summary;
   std::vector<std::string> cpu_features;
   std::vector<ParamSpec> params;
+  std::vector<std::string> traits;  ///< ComponentDesc::traits ("terminal")
 
+  /// True when the component declares `trait`.
+  [[nodiscard]] bool has_trait(std::string_view trait) const;
   /// The declared parameter called `name`, or nullptr.
   [[nodiscard]] const ParamSpec* param(std::string_view pname) const;
 };

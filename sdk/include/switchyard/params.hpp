@@ -40,6 +40,14 @@ struct ParamSpec {
   bool min_exclusive = false;        ///< the value must be strictly greater than min, e.g. top_p in (0, 1]
   std::vector<std::string> choices;  ///< allowed strings (enumeration, or keywords for integers)
   bool primary = false;              ///< receives the value in the shorthand `{ name: value }`
+  /// ECMAScript regular expression every string value (or string-list item) must match in
+  /// full; empty: any text.
+  std::string pattern;
+  /// What a valid value looks like, for messages: "TOKEN_ID:BIAS such as '15043:+2.5'".
+  std::string pattern_hint;
+  /// The value names token ids (an integer is an id; a string starts with an id before ':'),
+  /// so it can be checked against the model's vocabulary.
+  bool token_ids = false;
 };
 
 /// Validated parameters handed to a component factory: every declared parameter that has

@@ -22,8 +22,11 @@ namespace sy {
 
 /// ABI of this SDK. A plugin built against another major version is refused; a newer
 /// minor version of the runtime accepts plugins of older minors.
-inline constexpr uint32_t kAbiMajor = 1;
-inline constexpr uint32_t kAbiMinor = 1;  // 1: the op IR (graph.hpp), more ops and status codes, SamplerContext::pieces
+/// 2.0: ComponentDesc::traits and ParamSpec::pattern, pattern_hint and token_ids change
+/// both structs' layout, which a plugin built against 1.x would read wrongly (issue 15).
+/// 1.1 added the op IR (graph.hpp), more ops and status codes, SamplerContext::pieces.
+inline constexpr uint32_t kAbiMajor = 2;
+inline constexpr uint32_t kAbiMinor = 0;
 
 /// The C++ standard library ABI the SDK types (std::string, std::vector) depend on.
 /// Plugins and runtime must agree on it, since those types cross the boundary.
@@ -48,7 +51,14 @@ struct ComponentDesc {
   std::vector<std::string> cpu_features;   ///< CPU features required to run ("avx2", "avx512f")
   std::vector<ParamSpec> params;           ///< the typed parameter schema
   ComponentFactory factory = nullptr;
+  /// Declared properties the runtime checks pipelines with; open-ended, unknown ones are
+  /// ignored. "terminal": a sampler that picks the token (sets CandidateList::selected),
+  /// so it must end a sampling chain.
+  std::vector<std::string> traits;
 };
+
+/// The trait of a sampler that picks the token.
+inline constexpr const char* kTraitTerminal = "terminal";
 
 /// Everything a plugin library declares about itself.
 struct PluginDescriptor {
