@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <regex>
 
 #include "util/parse_number.hpp"
 #include "util/suggest.hpp"
@@ -39,7 +40,51 @@ std::optional<double> parse_double(const std::string& s) {
   return v.value;
 }
 
+// What YAML's core schema reads an unquoted scalar as when it is not a string:
+// "the number 5", "the boolean true"; empty for a string.
+std::string yaml_non_string(const std::string& s) {
+  static const std::regex kNumber(
+      R"([-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))");
+  if (s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE")
+    return "the boolean " + s;
+  if (s == "null" || s == "Null" || s == "NULL" || s == "~") return "null";
+  if (std::regex_match(s, kNumber)) return "the number " + s;
+  return {};
+}
+
+// The pattern's full-match verdict; a pattern std::regex cannot compile matches nothing
+// (manifests are checked when read, so only a descriptor used directly can have one).
+bool matches(const std::string& pattern, const std::string& value) {
+  try {
+    return std::regex_match(value, std::regex(pattern, std::regex::ECMAScript));
+  } catch (const std::regex_error&) {
+    return false;
+  }
+}
+
 }  // namespace
+
+std::optional<std::string> Checker::path_text(const Node& n, const std::string& path, const std::string& expected) {
+  seen(path, n.loc);
+  if (n.kind == Node::Kind::scalar && n.quoted) return n.scalar;
+  const std::string other = n.kind == Node::Kind::scalar ? yaml_non_string(n.scalar) : "";
+  if (n.kind == Node::Kind::scalar && other.empty()) return n.scalar;
+  std::string msg = "'" + path + "' must be " + expected + "; got ";
+  if (n.kind != Node::Kind::scalar)
+    msg += n.kind == Node::Kind::null ? "nothing" : n.describe();
+  else
+    msg += other + " (quote it if a file is really called " + n.scalar + ")";
+  error(n.loc, msg);
+  return std::nullopt;
+}
+
+bool Checker::string_matches(const ParamSpec& spec, const Node& n, const std::string& value, const std::string& path) {
+  if (spec.pattern.empty() || matches(spec.pattern, value)) return true;
+  const std::string shape =
+      spec.pattern_hint.empty() ? "text matching the regular expression '" + spec.pattern + "'" : spec.pattern_hint;
+  error(n.loc, "'" + path + "' must be " + shape + ", got '" + value + "'");
+  return false;
+}
 
 void Checker::check_keys(const Node& map, const std::string& section, const std::vector<std::string>& allowed) {
   for (const auto& e : map.entries) {
@@ -179,7 +224,7 @@ std::optional<ParamValue> Checker::param(const ParamSpec& spec, const Node& n, c
         if (auto c = choice(n, path, spec.choices)) return ParamValue(*c);
         return std::nullopt;
       }
-      if (auto s = string(n, path)) return ParamValue(*s);
+      if (auto s = string(n, path); s && string_matches(spec, n, *s, path)) return ParamValue(*s);
       return std::nullopt;
     case ParamType::integer_list: {
       // A single integer is accepted as a list of one ("devices: 0").
@@ -202,11 +247,16 @@ std::optional<ParamValue> Checker::param(const ParamSpec& spec, const Node& n, c
     }
     case ParamType::string_list: {
       std::vector<std::string> out;
-      if (n.kind == Node::Kind::scalar) return ParamValue(std::vector<std::string>{n.scalar});
+      if (n.kind == Node::Kind::scalar) {
+        if (!string_matches(spec, n, n.scalar, path)) return std::nullopt;
+        return ParamValue(std::vector<std::string>{n.scalar});
+      }
       if (!is_list(n, path)) return std::nullopt;
       bool ok = true;
       for (size_t i = 0; i < n.items.size(); ++i) {
-        auto v = string(n.items[i], path + "[" + std::to_string(i) + "]");
+        const std::string ipath = path + "[" + std::to_string(i) + "]";
+        auto v = string(n.items[i], ipath);
+        if (v && !string_matches(spec, n.items[i], *v, ipath)) v.reset();
         ok = ok && v.has_value();
         if (v) out.push_back(*v);
       }

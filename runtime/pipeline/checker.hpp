@@ -51,6 +51,10 @@ class Checker {
                                std::optional<double> max, bool min_exclusive = false);
   /// Any scalar as text.
   std::optional<std::string> string(const Node& n, const std::string& path);
+  /// A file path: a scalar that YAML does not read as a number, boolean or null unless
+  /// quoted. `expected` completes "'path' must be ..." ("a path", "a path or a mapping like
+  /// { path: ... }").
+  std::optional<std::string> path_text(const Node& n, const std::string& path, const std::string& expected = "a path");
   /// One of `choices`, with a did-you-mean.
   std::optional<std::string> choice(const Node& n, const std::string& path, const std::vector<std::string>& choices);
 
@@ -58,6 +62,10 @@ class Checker {
   std::optional<ParamValue> param(const ParamSpec& spec, const Node& n, const std::string& path);
 
  private:
+  // True when `value` matches the spec's pattern in full (or there is none); otherwise
+  // reports it with the spec's hint.
+  bool string_matches(const ParamSpec& spec, const Node& n, const std::string& value, const std::string& path);
+
   std::vector<Diagnostic>& diags_;
   Locations* locs_ = nullptr;
 };

@@ -5,9 +5,15 @@
 #include <tuple>
 #include <regex>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "pipeline/checker.hpp"
 #include "registry/registry.hpp"
 #include "util/parse_number.hpp"
+#include "util/read_file.hpp"
 #include "util/suggest.hpp"
 
 namespace sy::pipeline {
@@ -51,12 +57,19 @@ std::string idx(const std::string& base, size_t i) { return base + "[" + std::to
 
 // The directories named by `plugin_path` (a path or a list), resolved against the file
 // that wrote them; malformed entries are reported through `c`.
-std::vector<fs::path> plugin_dirs_of(const Node& root, Checker& c) {
+std::vector<fs::path> plugin_dirs_of(const Node& root, Checker& c, bool warn_missing = false) {
   std::vector<fs::path> out;
   const Node* n = root.get("plugin_path");
   if (!n || n->kind == Node::Kind::null) return out;
   auto add = [&](const Node& item, const std::string& path) {
-    if (auto s = c.string(item, path)) out.push_back(resolve(*s, item.loc));
+    auto s = c.path_text(item, path);
+    if (!s) return;
+    out.push_back(resolve(*s, item.loc));
+    std::error_code ec;
+    // Only a warning: a plugin directory may be created after the pipeline is written.
+    if (warn_missing && !fs::is_directory(out.back(), ec))
+      c.warn(item.loc, "'" + path + "': directory '" + out.back().string() +
+                           "' does not exist, so no plugins are read from it; fix the path or remove the entry");
   };
   if (n->kind == Node::Kind::scalar) {
     add(*n, "plugin_path");
@@ -117,7 +130,8 @@ namespace {
 
 class Validator {
  public:
-  Validator(const registry::Registry& reg, std::vector<Diagnostic>& diags) : reg_(reg), c_(diags) {}
+  Validator(const registry::Registry& reg, std::vector<Diagnostic>& diags, const ValidateOptions& opts)
+      : reg_(reg), c_(diags), opts_(opts) {}
 
   Pipeline run(const Node& root) {
     Pipeline p;
@@ -138,13 +152,13 @@ class Validator {
     c_.check_keys(root, "", kTop);
     if (const Node* n = root.get("strict"))
       if (auto b = c_.boolean(*n, "strict")) p.strict = *b;
-    p.plugin_path = plugin_dirs_of(root, c_);
+    p.plugin_path = plugin_dirs_of(root, c_, true);
     if (const Node* n = root.get("model"))
       model(*n, p.model);
     else
       c_.error(root.loc, "missing required section 'model' (e.g. model: { path: models/my-model.gguf })");
     backends(root.get("backends"), root.loc, p.backends);
-    if (const Node* n = root.get("placement")) placement(*n, p.placement);
+    if (const Node* n = root.get("placement")) placement(*n, p.placement, p.backends);
     if (const Node* n = root.get("context")) context(*n, p.context);
     sampling(root.get("sampling"), root.loc, p.sampling);
     if (const Node* n = root.get("server")) server(*n, p.server);
@@ -197,32 +211,66 @@ class Validator {
   }
 
   void model(const Node& n, ModelConfig& m) {
-    if (n.kind == Node::Kind::scalar) {  // shorthand: model: path/to/file.gguf
-      c_.seen("model", n.loc);
-      c_.seen("model.path", n.loc);
-      m.path = resolve(n.scalar, n.loc);
+    if (n.kind != Node::Kind::map) {  // shorthand: model: path/to/file.gguf
+      if (auto s = c_.path_text(n, "model", "a path or a mapping like { path: ... }")) {
+        c_.seen("model.path", n.loc);
+        model_path(n, *s, "model", m);
+      }
       return;
     }
-    if (!c_.is_map(n, "model", "{ path: models/my-model.gguf }")) return;
     c_.check_keys(n, "model", kModel);
     c_.require(n, "model", "path");
     if (const Node* v = n.get("path"))
-      if (auto s = c_.string(*v, "model.path")) {
-        if (s->empty())
-          c_.error(v->loc, "'model.path' must not be empty");
-        else
-          m.path = resolve(*s, v->loc);
-      }
+      if (auto s = c_.path_text(*v, "model.path")) model_path(*v, *s, "model.path", m);
     if (const Node* v = n.get("format"))
       if (component(ComponentKind::format, *v, "model.format")) m.format = v->scalar;
     if (const Node* v = n.get("tokenizer"))
-      if (auto s = c_.string(*v, "model.tokenizer")) m.tokenizer = resolve(*s, v->loc);
+      if (auto s = c_.path_text(*v, "model.tokenizer")) {
+        m.tokenizer = resolve(*s, v->loc);
+        input_file(*v, "model.tokenizer", m.tokenizer, "a tokenizer.json");
+      }
     if (const Node* v = n.get("chat_template"))
-      if (auto s = c_.string(*v, "model.chat_template")) m.chat_template = resolve(*s, v->loc);
+      if (auto s = c_.path_text(*v, "model.chat_template")) {
+        m.chat_template = resolve(*s, v->loc);
+        input_file(*v, "model.chat_template", m.chat_template, "a Jinja template file");
+      }
     if (const Node* v = n.get("mmap"))
       if (auto b = c_.boolean(*v, "model.mmap")) m.mmap = *b;
     if (const Node* v = n.get("mlock"))
       if (auto b = c_.boolean(*v, "model.mlock")) m.mlock = *b;
+  }
+
+  void model_path(const Node& v, const std::string& text, const std::string& path, ModelConfig& m) {
+    if (text.empty()) {
+      c_.error(v.loc, "'" + path + "' must not be empty");
+      return;
+    }
+    m.path = resolve(text, v.loc);
+    if (!opts_.model_file) return;
+    std::error_code ec;
+    // A directory holds a model in several files (safetensors shards and their config).
+    if (fs::is_directory(m.path, ec)) {
+      if (::access(m.path.c_str(), R_OK | X_OK) != 0)
+        c_.error(v.loc, "'" + path + "': cannot read the model directory '" + m.path.string() + "': " +
+                            std::strerror(errno) + "; fix its permissions");
+      return;
+    }
+    input_file(v, path, m.path, "the model file or directory");
+  }
+
+  // A file the pipeline names must exist and be readable now, not when `run` opens it.
+  void input_file(const Node& v, const std::string& path, const fs::path& file, const std::string& what) {
+    const Status st = util::check_input_file(file, "file");
+    if (st) return;
+    std::string fix = "fix its permissions";
+    if (st.code() == StatusCode::not_found)
+      fix = "give the path of " + what + (v.loc.line > 0 ? " (a relative path is read from the directory of the file that names it)" : "");
+    else if (fs::is_directory(file))
+      fix = "give the path of " + what + " inside it";
+    std::string msg = st.message();
+    // check_input_file already ends a directory's sentence with its own fix.
+    if (const auto cut = msg.find("; give a file inside it"); cut != std::string::npos) msg.erase(cut);
+    c_.error(v.loc, "'" + path + "': " + msg + "; " + fix);
   }
 
   void backends(const Node* n, const Location& root_loc, std::vector<BackendConfig>& out) {
@@ -303,7 +351,7 @@ class Validator {
     return lc;
   }
 
-  void placement(const Node& n, PlacementConfig& p) {
+  void placement(const Node& n, PlacementConfig& p, const std::vector<BackendConfig>& backends) {
     if (n.kind == Node::Kind::null) return;
     if (!c_.is_map(n, "placement", "{ gpu_layers: all }")) return;
     c_.check_keys(n, "placement", kPlacement);
@@ -315,11 +363,13 @@ class Validator {
       if (auto a = amount(*v, "placement.min_headroom")) p.min_headroom = *a;
     if (const Node* v = n.get("overrides")) {
       if (!c_.is_list(*v, "placement.overrides", "[\"blk\\\\.[0-9]+\\\\.ffn_.*_exps=cpu\"]")) return;
-      for (size_t i = 0; i < v->items.size(); ++i) override_rule(v->items[i], idx("placement.overrides", i), p);
+      for (size_t i = 0; i < v->items.size(); ++i)
+        override_rule(v->items[i], idx("placement.overrides", i), p, backends);
     }
   }
 
-  void override_rule(const Node& n, const std::string& path, PlacementConfig& p) {
+  void override_rule(const Node& n, const std::string& path, PlacementConfig& p,
+                     const std::vector<BackendConfig>& backends) {
     auto s = c_.string(n, path);
     if (!s) return;
     const size_t eq = s->rfind('=');
@@ -344,7 +394,43 @@ class Validator {
                           "' must be 'cpu' or a backend device with its index, like 'cuda0' or 'vulkan1'");
       return;
     }
+    if (!device_listed(n, path, r.device, backends)) return;
     p.overrides.push_back(std::move(r));
+  }
+
+  // A device is its backend's name and an index ("cuda1"); the backend must be listed and,
+  // when its entry names devices, the index among them. With every device of the backend
+  // the index is checked when the backend starts, since only it knows how many there are.
+  bool device_listed(const Node& n, const std::string& path, const std::string& device,
+                     const std::vector<BackendConfig>& backends) {
+    if (device == "cpu") return true;
+    const size_t digits = device.find_last_not_of("0123456789") + 1;
+    const std::string plugin = device.substr(0, digits);
+    const std::string index_text = device.substr(digits);
+    const auto parsed = util::parse_integer<int64_t>(index_text);
+    const int64_t index = parsed.ok() ? parsed.value : -1;  // too long for any device list
+    if (plugin == "gpu") {
+      c_.error(n.loc, "'" + path + "': portable device names like '" + device +
+                          "' are planned (issue 16); name the backend's device for now, such as cuda0 or vulkan0");
+      return false;
+    }
+    const BackendConfig* entry = nullptr;
+    for (const auto& b : backends)
+      if (b.plugin == plugin) entry = &b;
+    if (!entry) {
+      c_.error(n.loc, "'" + path + "': device '" + device + "' belongs to backend '" + plugin +
+                          "', which 'backends' does not list; add { plugin: " + plugin +
+                          " } to 'backends' or send these tensors to a listed device");
+      return false;
+    }
+    if (entry->devices.empty() ||
+        std::find(entry->devices.begin(), entry->devices.end(), index) != entry->devices.end())
+      return true;
+    std::string listed;
+    for (const auto d : entry->devices) listed += (listed.empty() ? "" : ", ") + std::to_string(d);
+    c_.error(n.loc, "'" + path + "': " + device + " is not among the devices the " + plugin + " entry lists ([" +
+                        listed + "]); add " + index_text + " to its devices or use one of them");
+    return false;
   }
 
   void context(const Node& n, ContextConfig& c) {
@@ -397,22 +483,65 @@ class Validator {
       return;
     }
     if (!c_.is_list(*n, "sampling", "[ { top_p: 0.95 }, { temperature: 0.7 }, dist ]")) return;
-    for (size_t i = 0; i < n->items.size(); ++i) sampler(n->items[i], idx("sampling", i), out);
+    if (n->items.empty()) {
+      c_.error(n->loc, "'sampling' is empty, so no token would ever be picked; list at least one sampler, e.g. [ greedy ]");
+      return;
+    }
+    std::vector<const registry::ComponentManifest*> chain;
+    for (size_t i = 0; i < n->items.size(); ++i) chain.push_back(sampler(n->items[i], idx("sampling", i), out));
+    terminal_at_end(*n, chain);
   }
 
-  void sampler(const Node& e, const std::string& path, std::vector<ComponentConfig>& out) {
+  // The chain stops at the first sampler that picks the token (`run` refuses a chain where
+  // none does), so exactly one must pick it, last. Samplers that did not resolve (already
+  // reported) are skipped: nothing is known about them.
+  void terminal_at_end(const Node& list, const std::vector<const registry::ComponentManifest*>& chain) {
+    bool unknown = false;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      if (!chain[i]) {
+        unknown = true;
+        continue;
+      }
+      if (!chain[i]->has_trait(kTraitTerminal) || i + 1 == chain.size()) continue;
+      const size_t j = i + 1;
+      const std::string later = chain[j] ? chain[j]->name : list.items[j].kind == Node::Kind::scalar
+                                                                  ? list.items[j].scalar
+                                                                  : "the next sampler";
+      const bool both = chain[j] && chain[j]->has_trait(kTraitTerminal);
+      c_.error(list.items[j].loc, "'" + idx("sampling", j) + "': " + chain[i]->name + " (" + idx("sampling", i) +
+                                      ") already picks the token, so " + later + " would never run; " +
+                                      (both ? "keep one of them at the end"
+                                            : "move " + later + " before " + chain[i]->name + " or remove it"));
+      return;
+    }
+    if (unknown || chain.back()->has_trait(kTraitTerminal)) return;
+    std::vector<std::string> terminals;
+    for (const auto& name : reg_.names(ComponentKind::sampler))
+      if (const auto* rec = reg_.find(ComponentKind::sampler, name))
+        if (reg_.manifest(*rec).has_trait(kTraitTerminal)) terminals.push_back(name);
+    std::string fix;
+    for (size_t i = 0; i < terminals.size(); ++i)
+      fix += (i == 0 ? "" : i + 1 == terminals.size() ? " or " : ", ") + terminals[i];
+    c_.error(list.loc, "'sampling' has no sampler that picks the token (" + chain.back()->name +
+                           " only reshapes the candidates), so `run` would refuse it; end it with " +
+                           (fix.empty() ? "a sampler that picks the token" : fix));
+  }
+
+  // Adds the sampler to `out`; returns its manifest, nullptr when it did not resolve.
+  const registry::ComponentManifest* sampler(const Node& e, const std::string& path, std::vector<ComponentConfig>& out) {
     ComponentConfig cc;
     cc.loc = e.loc;
     if (e.kind == Node::Kind::scalar) {
       cc.name = e.scalar;
-      if (const auto* m = component(ComponentKind::sampler, e, path)) params(*m, nullptr, path + "." + cc.name, {}, cc.params);
+      const auto* m = component(ComponentKind::sampler, e, path);
+      if (m) params(*m, nullptr, path + "." + cc.name, {}, cc.params);
       out.push_back(std::move(cc));
-      return;
+      return m;
     }
     if (e.kind != Node::Kind::map || e.entries.size() != 1) {
       c_.error(e.loc, "'" + path + "' must be a sampler name or a one-key mapping such as { top_p: 0.95 }, got " +
                           (e.kind == Node::Kind::map ? std::to_string(e.entries.size()) + " keys" : e.describe()));
-      return;
+      return nullptr;
     }
     const auto& entry = e.entries.front();
     cc.name = entry.key;
@@ -422,7 +551,7 @@ class Validator {
     name_node.loc = entry.key_loc;
     const auto* m = component(ComponentKind::sampler, name_node, path);
     c_.seen(path, e.loc);
-    if (!m) return;
+    if (!m) return nullptr;
     const std::string ppath = path + "." + cc.name;
     const Node& v = entry.value;
     if (v.kind == Node::Kind::map || v.kind == Node::Kind::null) {
@@ -434,12 +563,13 @@ class Validator {
       if (!primary) {
         c_.error(v.loc, "'" + ppath + "': sampler '" + cc.name + "' takes no shorthand value; write '" + cc.name +
                             "' alone or give its parameters as a mapping");
-        return;
+        return m;
       }
       params(*m, nullptr, ppath, {}, cc.params);
       if (auto val = c_.param(*primary, v, ppath)) cc.params.set(primary->name, *val);
     }
     out.push_back(std::move(cc));
+    return m;
   }
 
   void server(const Node& n, ServerConfig& s) {
@@ -464,6 +594,7 @@ class Validator {
 
   const registry::Registry& reg_;
   Checker c_;
+  ValidateOptions opts_;
 };
 
 }  // namespace
@@ -507,9 +638,10 @@ std::vector<fs::path> plugin_dirs(const Node& root, std::vector<Diagnostic>& dia
   return plugin_dirs_of(root, c);
 }
 
-Pipeline validate(const Node& root, const registry::Registry& reg, std::vector<Diagnostic>& diags) {
+Pipeline validate(const Node& root, const registry::Registry& reg, std::vector<Diagnostic>& diags,
+                  const ValidateOptions& opts) {
   const size_t first = diags.size();
-  Validator v(reg, diags);
+  Validator v(reg, diags, opts);
   Pipeline p = v.run(root);
   // Report in document order (per file), whatever order the sections were checked in.
   std::stable_sort(diags.begin() + static_cast<std::ptrdiff_t>(first), diags.end(),
@@ -523,7 +655,7 @@ Pipeline validate(const Node& root, const registry::Registry& reg, std::vector<D
 namespace {
 
 LoadResult finish_loading(LoadResult out, Node root, const fs::path& file, const std::vector<std::string>& overrides,
-                          const std::vector<fs::path>* fixed_search_dirs) {
+                          const std::vector<fs::path>* fixed_search_dirs, const ValidateOptions& opts = {}) {
   for (const auto& o : overrides) apply_set(root, o, out.diagnostics);
   if (has_errors(out.diagnostics)) return out;
   std::vector<Diagnostic> scratch;  // plugin_path errors are reported by validate() below
@@ -544,7 +676,7 @@ LoadResult finish_loading(LoadResult out, Node root, const fs::path& file, const
     }
   }
   registry::Registry reg(std::move(dirs));
-  out.pipeline = validate(root, reg, out.diagnostics);
+  out.pipeline = validate(root, reg, out.diagnostics, opts);
   out.pipeline.source = file;
   return out;
 }
@@ -552,11 +684,11 @@ LoadResult finish_loading(LoadResult out, Node root, const fs::path& file, const
 }  // namespace
 
 LoadResult load_pipeline(const fs::path& file, const std::vector<std::string>& overrides,
-                         const std::vector<fs::path>* fixed_search_dirs) {
+                         const std::vector<fs::path>* fixed_search_dirs, const ValidateOptions& opts) {
   LoadResult out;
   Node root = load_with_extends(file, out.diagnostics);
   if (has_errors(out.diagnostics)) return out;
-  return finish_loading(std::move(out), std::move(root), file, overrides, fixed_search_dirs);
+  return finish_loading(std::move(out), std::move(root), file, overrides, fixed_search_dirs, opts);
 }
 
 LoadResult load_pipeline_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,

@@ -22,9 +22,18 @@ const std::vector<std::string>& top_level_keys();
 /// are resolved against the file that names them).
 std::vector<std::filesystem::path> plugin_dirs(const Node& root, std::vector<Diagnostic>& diags);
 
+/// What validate() may leave out.
+struct ValidateOptions {
+  /// The model file (or directory) must exist and be readable. `plan --topology` plans a
+  /// model's shape rather than a file, so it can turn this off for a pipeline whose model
+  /// is on another machine.
+  bool model_file = true;
+};
+
 /// Validates a merged document; appends diagnostics; the returned pipeline is meaningful
 /// only when no error was added.
-Pipeline validate(const Node& root, const registry::Registry& reg, std::vector<Diagnostic>& diags);
+Pipeline validate(const Node& root, const registry::Registry& reg, std::vector<Diagnostic>& diags,
+                  const ValidateOptions& opts = {});
 
 /// Everything `switchyard validate` does for one file: load with extends, apply the
 /// overrides, build the registry from the default search path plus plugin_path, validate.
@@ -38,7 +47,7 @@ LoadResult load_pipeline(const std::filesystem::path& file, const std::vector<st
 /// Same, with a caller-provided registry factory input: the search path to use before
 /// plugin_path is appended (tests pass an isolated one).
 LoadResult load_pipeline(const std::filesystem::path& file, const std::vector<std::string>& overrides,
-                         const std::vector<std::filesystem::path>* fixed_search_dirs);
+                         const std::vector<std::filesystem::path>* fixed_search_dirs, const ValidateOptions& opts = {});
 
 /// Same for a pipeline given as text (a built-in default); `name` stands for the file
 /// in messages.

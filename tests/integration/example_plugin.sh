@@ -35,6 +35,7 @@ grep -q "sampler softcap 1.0.0" <<< "$out" || fail "the softcap component is not
 [ "$(echo "$out" | grep -c 'load: ok')" -ge 3 ] || fail "not every plugin loaded"
 grep -q "load: ok" <<< "$out" || fail "the example plugin did not load"
 
+: > "$tmp/m.gguf"  # validation checks that the model file exists
 cat > "$tmp/p.yaml" <<'YAML'
 model: m.gguf
 backends: [ { plugin: cpu } ]

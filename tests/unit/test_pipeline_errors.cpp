@@ -30,7 +30,7 @@ const Case kCases[] = {
     {"integer expected", "model: m.gguf\ncontext: { length: abc }\n", 2, 20,
      "'context.length' must be an integer, got 'abc'"},
     {"integer below range", "model: m.gguf\ncontext:\n  length: 8\n", 3, 11,
-     "'context.length' must be between 16 and 16777216, got 8"},
+     "'context.length' must be between 16 and 2147483647, got 8"},
     {"enumeration with suggestion", "model: m.gguf\ncontext:\n  kv_type: q9_0\n", 3, 12,
      "'context.kv_type' must be one of f32, f16, bf16, q8_0, q4_0, fp8; got 'q9_0'; did you mean 'q8_0'?"},
     {"tri-state", "model: m.gguf\ncontext:\n  flash_attention: maybe\n", 3, 20,
@@ -64,13 +64,13 @@ const Case kCases[] = {
      "'backends[0].devices[0]' must be between 0 and 255, got -1"},
     {"unknown sampler", "model: m.gguf\nsampling: [ greddy ]\n", 2, 13,
      "'sampling[0]': no sampler named 'greddy'; did you mean 'greedy'? (installed: ", true},
-    {"exclusive lower bound", "model: m.gguf\nsampling:\n  - { top_p: 0 }\n", 3, 14,
+    {"exclusive lower bound", "model: m.gguf\nsampling:\n  - { top_p: 0 }\n  - greedy\n", 3, 14,
      "'sampling[0].top_p' must be greater than 0 and at most 1, got 0"},
-    {"sampler value above range", "model: m.gguf\nsampling:\n  - { top_p: 1.5 }\n", 3, 14,
+    {"sampler value above range", "model: m.gguf\nsampling:\n  - { top_p: 1.5 }\n  - greedy\n", 3, 14,
      "'sampling[0].top_p' must be greater than 0 and at most 1, got 1.5"},
-    {"integer sampler parameter", "model: m.gguf\nsampling:\n  - { top_k: 2.5 }\n", 3, 14,
+    {"integer sampler parameter", "model: m.gguf\nsampling:\n  - { top_k: 2.5 }\n  - greedy\n", 3, 14,
      "'sampling[0].top_k' must be an integer, got '2.5'"},
-    {"sampler unknown parameter", "model: m.gguf\nsampling:\n  - { top_p: { p: 0.9, mink: 2 } }\n", 3, 24,
+    {"sampler unknown parameter", "model: m.gguf\nsampling:\n  - { top_p: { p: 0.9, mink: 2 } }\n  - greedy\n", 3, 24,
      "unknown key 'mink' in 'sampling[0].top_p'; valid keys: p, min_keep"},
     {"sampler item with two keys", "model: m.gguf\nsampling:\n  - { top_p: 0.9, top_k: 4 }\n", 3, 5,
      "'sampling[0]' must be a sampler name or a one-key mapping such as { top_p: 0.95 }, got 2 keys"},
@@ -110,6 +110,9 @@ const Diagnostic* first_error(const std::vector<Diagnostic>& diags) {
 
 sy::pipeline::LoadResult load(const std::filesystem::path& file, const std::vector<std::string>& sets = {}) {
   const std::vector<std::filesystem::path> dirs{SY_BUILD_PLUGIN_DIR};
+  // The documents name m.gguf beside them; validation checks that it exists, so an empty
+  // file stands in for the model.
+  if (std::filesystem::is_regular_file(file)) sy::test::write_file(file.parent_path() / "m.gguf", "");
   return sy::pipeline::load_pipeline(file, sets, &dirs);
 }
 
@@ -221,6 +224,7 @@ TEST_CASE("set errors name the override", "[pipeline]") {
 TEST_CASE("a backend that is part of Switchyard but not built only warns", "[pipeline]") {
   sy::test::TempDir dir;
   sy::test::write_file(dir / "p.yaml", "model: m.gguf\nbackends: [ { plugin: cuda } ]\n");
+  sy::test::write_file(dir / "m.gguf", "");
   // An empty plugin directory: nothing is installed, so 'cuda' is first-party but absent.
   const std::vector<std::filesystem::path> none{dir.path() / "no-plugins"};
   const auto r = sy::pipeline::load_pipeline(dir / "p.yaml", {}, &none);

@@ -49,7 +49,7 @@ TEST_CASE("validate records where every key path was written", "[pipeline]") {
 TEST_CASE("where() falls back to the longest recorded prefix, then to the file", "[pipeline]") {
   sy::test::TempDir dir;
   sy::test::write_file(dir / "m.gguf", "");
-  sy::test::write_file(dir / "p.yaml", "model: m.gguf\nsampling:\n  - { top_k: 20 }\n");
+  sy::test::write_file(dir / "p.yaml", "model: m.gguf\nsampling:\n  - { top_k: 20 }\n  - greedy\n");
   const auto r = load(dir / "p.yaml");
   REQUIRE(r.ok());
   const auto& p = r.pipeline;

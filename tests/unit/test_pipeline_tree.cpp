@@ -9,6 +9,9 @@ using namespace sy::pipeline;
 namespace {
 LoadResult load(const std::filesystem::path& file, const std::vector<std::string>& sets = {}) {
   const std::vector<std::filesystem::path> dirs{SY_BUILD_PLUGIN_DIR};
+  // The documents name m.gguf beside them; validation checks that it exists, so an empty
+  // file stands in for the model.
+  if (std::filesystem::is_regular_file(file)) sy::test::write_file(file.parent_path() / "m.gguf", "");
   return load_pipeline(file, sets, &dirs);
 }
 }  // namespace
@@ -19,6 +22,7 @@ TEST_CASE("extends merges maps key by key and replaces lists", "[pipeline]") {
                        "model: { path: weights/m.gguf, mmap: false }\n"
                        "context: { length: 8192, kv_type: q8_0 }\n"
                        "sampling: [ { top_k: 20 }, dist ]\n");
+  sy::test::write_file(dir / "base/weights/m.gguf", "");
   sy::test::write_file(dir / "child.yaml",
                        "extends: base/base.yaml\n"
                        "context: { length: 16384 }\n"
