@@ -47,7 +47,7 @@ const std::vector<Example>& examples() {
        "Memory per device, placement and speed ceiling on one 24 GiB GPU; only the model's header is read."},
       {"plan", "switchyard plan --topology qwen3-30b-a3b --vram 24GiB --ctx 32768 --explain",
        "Plan a model you do not have yet, with a 32768-token context, and say why each tensor group went where."},
-      {"plan", "switchyard plan -m model.gguf --vram 24GiB,16GiB --cpu-moe 10",
+      {"plan", "switchyard plan -m model.gguf --vram 24GiB,16GiB --n-cpu-moe 10",
        "Two GPUs; the routed experts of the first 10 layers stay in host memory."},
       {"plan", "switchyard plan -P pipeline.yaml --json", "The plan for a pipeline file's model, context and placement, as JSON."},
 
