@@ -19,7 +19,8 @@ check "version" 0 "switchyard 0\.1\.0" -- "$exe" --version
 check "plugins lists the built-in plugins" 0 "backend cpu .*sampler greedy|sampler greedy" -- "$exe" plugins
 check "plugins --json" 0 "\"search_path\"" -- "$exe" plugins --json
 check "plugins --check loads every library" 0 "load: ok" -- "$exe" plugins --check
-check "all shipped configs validate" 0 "demo.yaml: ok" -- bash -c "\"$exe\" validate \"$src\"/configs/*.yaml"
+: > "$tmp/model.gguf"  # the shipped configs name a model that is not in the repository
+check "all shipped configs validate" 0 "demo.yaml: ok" -- bash -c "\"$exe\" validate \"$src\"/configs/*.yaml --set model.path=\"$tmp/model.gguf\""
 
 cat > "$tmp/bad.yaml" <<'YAML'
 model: m.gguf
@@ -138,6 +139,15 @@ fi
 # --log-file receives the component loggers' lines.
 SWITCHYARD_PLUGIN_PATH="$tmp/cwd" "$exe" --log-level debug --log-file "$tmp/log.txt" plugins > /dev/null 2>&1
 if grep -q "\[registry\]" "$tmp/log.txt"; then echo "ok   [log file]"; else echo "FAIL [log file]"; failures=$((failures + 1)); fi
+
+# validate catches what run would refuse (issue 15, point 3).
+printf 'model: model.gguf\nsampling: [ greedy, dist ]\n' > "$tmp/two-terminal.yaml"
+check "validate: a sampler after the one that picks the token" 1 \
+  "two-terminal.yaml:2:21: 'sampling\[1\]': greedy \(sampling\[0\]\) already picks the token, so dist would never run" \
+  -- "$exe" validate "$tmp/two-terminal.yaml"
+printf 'model: nothere.gguf\n' > "$tmp/no-model.yaml"
+check "validate: a model file that does not exist" 1 "no-model.yaml:1:8: 'model': file '.*/nothere.gguf' does not exist" \
+  -- "$exe" validate "$tmp/no-model.yaml"
 
 echo "$failures failure(s)"
 [ "$failures" = 0 ]
