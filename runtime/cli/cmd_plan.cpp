@@ -135,7 +135,11 @@ int run_plan(PlanArgs a) {
   // A pipeline supplies the model, context and placement; flags override it.
   pipeline::Pipeline pl;
   if (!a.pipeline.empty()) {
-    const auto lr = pipeline::load_pipeline(a.pipeline, a.sets);
+    // The model file is checked below, where plan can say that --topology or -m stands in
+    // for a model that is not downloaded yet.
+    pipeline::ValidateOptions vo;
+    vo.model_file = false;
+    const auto lr = pipeline::load_pipeline(a.pipeline, a.sets, nullptr, vo);
     for (const auto& d : lr.diagnostics) std::cerr << pipeline::format_diagnostic(d) << "\n";
     if (!lr.ok()) return 1;
     pl = lr.pipeline;
