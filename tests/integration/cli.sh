@@ -70,18 +70,18 @@ check "--set integer past int64" 1 "'context.length' must be between 16 and 1677
   -- "$exe" validate "$src/configs/demo.yaml" --set context.length=99999999999999999999
 check "--set size past 2^64 bytes" 1 "'placement.headroom' must be .* below 16 EiB" \
   -- "$exe" validate "$src/configs/demo.yaml" --set placement.headroom=20000000000000000000
-check "plan --ctx past int64" 2 "--ctx: must be an integer from 1 to 16777216, got '99999999999999999999'" \
+check "plan --ctx past int64" 2 "--ctx-size: must be an integer from 1 to 16777216, got '99999999999999999999'" \
   -- "$exe" plan --topology demo --ctx 99999999999999999999
-check "plan --ctx as a float" 2 "--ctx: must be an integer from 1 to 16777216, got '1e20'" -- "$exe" plan --topology demo --ctx 1e20
-check "plan --vram past 2^64 bytes" 2 "--vram '20000000000000000000' is not a size" \
-  -- "$exe" plan --topology demo --vram 20000000000000000000 --cpu-bandwidth 1GB/s
+check "plan --ctx as a float" 2 "--ctx-size: must be an integer from 1 to 16777216, got '1e20'" -- "$exe" plan --topology demo --ctx 1e20
+check "plan --vram past 2^64 bytes" 2 "--vram '20000000000000000000B' is not a size" \
+  -- "$exe" plan --topology demo --vram 20000000000000000000B --cpu-bandwidth 1GB/s
 check "run -n past int64" 2 "--n-predict: must be an integer from 0 to 16777216" \
   -- "$exe" run -m "$tmp/demo.gguf" --prompt-ids 1 -n 99999999999999999999
 check "run --prompt-ids past int32" 1 "'2147483648' is not a token id" -- "$exe" run -m "$tmp/demo.gguf" --prompt-ids 1,2147483648
 check "detokenize --ids past int32" 1 "'4294967297' is not a token id" -- "$exe" detokenize -m "$tmp/demo.gguf" --ids 4294967297
 check "synth --seed past 2^64" 2 "--seed: must be an integer from 0 to 18446744073709551615, got '18446744073709551616'" \
   -- "$exe" synth --seed 18446744073709551616 -o "$tmp/x.gguf"
-check "synth --seed -1" 2 "--seed: must be an integer from 0 to 18446744073709551615, got '-1'" -- "$exe" synth --seed -1 -o "$tmp/x.gguf"
+check "synth --seed -2" 2 "--seed: must be an integer from 0 to 18446744073709551615, got '-2'" -- "$exe" synth --seed -2 -o "$tmp/x.gguf"
 # Integer flags are decimal as typed: CLI11 alone would read "010" in base 8.
 check "synth --seed 010 is ten" 0 "^same$" -- bash -c "\"$exe\" synth --seed 010 -o \"$tmp/s010.gguf\" > /dev/null && \"$exe\" synth --seed 10 -o \"$tmp/s10.gguf\" > /dev/null && cmp -s \"$tmp/s010.gguf\" \"$tmp/s10.gguf\" && echo same"
 check "synth --layers past the limit" 2 "--layers: must be an integer from 0 to 65536" -- "$exe" synth --layers 99999999999 -o "$tmp/x.gguf"
