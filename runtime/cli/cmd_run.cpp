@@ -148,6 +148,9 @@ int report(const RunArgs& a, const Outcome& o, const engine::Runtime& rt, bool f
     j["stats"] = {{"fallback_nodes", st.fallback_nodes},
                   {"distinct_fallbacks", st.distinct_fallbacks},
                   {"converted_weights", rt.model->weights().converted()},
+                  {"weights_bytes", rt.model->weights().bytes()},
+                  {"weights_mapped_bytes", rt.model->weights().mapped_bytes()},
+                  {"weights_locked_bytes", rt.model->weights().locked_bytes()},
                   {"transfers", st.transfers},
                   {"arena_bytes", st.arena_bytes}};
     if (a.routing_stats) j["routing"] = routing_json(engine::summarize_routing(eng.routing_counts()));

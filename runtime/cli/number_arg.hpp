@@ -14,8 +14,8 @@
 namespace sy::cli {
 
 /// The most tokens a command generates or a context holds: the largest context.length a
-/// pipeline accepts (docs/pipelines.md).
-inline constexpr int64_t kMaxTokens = 16777216;
+/// pipeline accepts (docs/pipelines.md; the engine indexes positions with int32).
+inline constexpr int64_t kMaxTokens = 2147483647;
 
 namespace detail {
 

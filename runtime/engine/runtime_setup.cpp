@@ -59,7 +59,8 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
         "the pipeline has no cpu backend; weights and the KV cache live in RAM until GPU placement lands, so add "
         "`- { plugin: cpu }` to `backends`");
   Device& host = *rt->devices[static_cast<size_t>(rt->host_device)];
-  auto m = model::Model::load(*rt->registry, p.model.path, p.model.format, host, rt->host_device);
+  auto m = model::Model::load(*rt->registry, p.model.path, p.model.format, host, rt->host_device,
+                              model::WeightOptions{p.model.mmap, p.model.mlock});
   if (!m) return m.status();
   rt->model = std::move(*m);
   if (!p.model.tokenizer.empty()) {

@@ -6,7 +6,8 @@
 namespace sy::model {
 
 Result<std::unique_ptr<Model>> Model::load(registry::Registry& reg, const std::filesystem::path& path,
-                                           const std::string& format, Device& device, int device_index) {
+                                           const std::string& format, Device& device, int device_index,
+                                           const WeightOptions& opts) {
   auto opened = open_source(reg, path, format);
   if (!opened) return opened.status();
   std::unique_ptr<Model> m(new Model());
@@ -15,7 +16,7 @@ Result<std::unique_ptr<Model>> Model::load(registry::Registry& reg, const std::f
   auto hp = read_hparams(m->source_->metadata(), m->source_->tensors());
   if (!hp) return error::invalid_argument(path.string() + ": " + hp.status().message());
   m->hp_ = std::move(*hp);
-  auto w = Weights::load(*m->source_, device, device_index);
+  auto w = Weights::load(*m->source_, device, device_index, opts);
   if (!w) return error::invalid_argument(path.string() + ": " + w.status().message());
   m->weights_ = std::move(*w);
   auto arch = make_architecture(m->hp_, m->weights_);

@@ -18,7 +18,8 @@ class Model {
   /// Opens `path` with `format` (empty: the best probe), reads the hyper-parameters and
   /// places the weights on `device` (scheduler index `device_index`).
   static Result<std::unique_ptr<Model>> load(registry::Registry& reg, const std::filesystem::path& path,
-                                             const std::string& format, Device& device, int device_index);
+                                             const std::string& format, Device& device, int device_index,
+                                             const WeightOptions& opts = {});
 
   [[nodiscard]] const HParams& hparams() const { return hp_; }
   [[nodiscard]] const Metadata& metadata() const { return source_->metadata(); }

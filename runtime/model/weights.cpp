@@ -1,5 +1,9 @@
 #include "model/weights.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 
 #include "graph/graph.hpp"
@@ -8,8 +12,32 @@
 
 namespace sy::model {
 
-Result<Weights> Weights::load(const ModelSource& src, Device& device, int device_index) {
+namespace {
+
+// mlock's unit is the page: the range is widened to the pages that hold [p, p + n).
+bool lock_pages(const std::byte* p, size_t n) {
+  if (n == 0) return true;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(p) + n + page - 1) & ~(page - 1);
+  return mlock(reinterpret_cast<const void*>(begin), end - begin) == 0;
+}
+
+}  // namespace
+
+Result<Weights> Weights::load(const ModelSource& src, Device& device, int device_index, const WeightOptions& opts) {
   Weights w;
+  bool lock_failed = false;
+  int lock_errno = 0;
+  auto lock = [&](const std::byte* p, size_t n) {
+    if (!opts.mlock || lock_failed || p == nullptr) return;
+    if (lock_pages(p, n)) {
+      w.locked_bytes_ += n;
+    } else {
+      lock_failed = true;
+      lock_errno = errno;
+    }
+  };
   w.device_ = device_index;
   const bool host_visible = device.info().host_visible;
   auto lg = log::get("model");
@@ -23,10 +51,12 @@ Result<Weights> Weights::load(const ModelSource& src, Device& device, int device
     const bool matrix = d.shape.size() >= 2;
     const bool convert = matrix && t.type != StorageType::F32 && !device.supports(OpKind::matmul, t.type);
     w.bytes_ += d.bytes;
-    if (!convert && host_visible) {
+    if (!convert && host_visible && opts.mmap) {
       auto view = src.view(i);
       if (view) {
         t.data = const_cast<std::byte*>(view->data());  // weights are only read
+        w.mapped_bytes_ += view->size();
+        lock(view->data(), view->size());
         w.tensors_.emplace(d.name, t);
         continue;
       }
@@ -54,9 +84,15 @@ Result<Weights> Weights::load(const ModelSource& src, Device& device, int device
     if (auto st = (*buf)->upload(0, raw); !st) return st;
     t.buffer = buf->get();
     t.data = (*buf)->host_data();
+    lock(static_cast<const std::byte*>(t.data), raw.size());
     w.buffers_.push_back(std::move(*buf));
     w.tensors_.emplace(d.name, t);
   }
+  // llama.cpp's behaviour: a failed lock is a warning, since the model still runs.
+  if (lock_failed)
+    lg->warn("model.mlock: could not lock the weights in RAM ({}; {} locked); raise the memlock limit (ulimit -l, "
+             "or LimitMEMLOCK= for a service) or set model.mlock false",
+             std::strerror(lock_errno), w.locked_bytes_);
   return w;
 }
 

@@ -17,11 +17,18 @@
 
 namespace sy::model {
 
+/// How weights reach memory (the pipeline's model.mmap and model.mlock).
+struct WeightOptions {
+  bool mmap = true;    ///< use the file's mapping where the device can read it; false: read into RAM
+  bool mlock = false;  ///< lock the weights' pages in RAM (needs the memlock limit)
+};
+
 class Weights {
  public:
   /// Makes every tensor of `src` available on `device` (index `device_index` in the
   /// scheduler). `src` must outlive the result.
-  static Result<Weights> load(const ModelSource& src, Device& device, int device_index);
+  static Result<Weights> load(const ModelSource& src, Device& device, int device_index,
+                              const WeightOptions& opts = {});
 
   /// The tensors' types and shapes without their data (null addresses): enough to check
   /// a layout with make_architecture, as `plan` does from a file's header.
@@ -33,6 +40,10 @@ class Weights {
   /// Tensors converted at load because no kernel reads their type.
   [[nodiscard]] int64_t converted() const { return converted_; }
   [[nodiscard]] uint64_t bytes() const { return bytes_; }
+  /// Bytes used in place from the file's mapping (0 with mmap off).
+  [[nodiscard]] uint64_t mapped_bytes() const { return mapped_bytes_; }
+  /// Bytes locked in RAM by mlock.
+  [[nodiscard]] uint64_t locked_bytes() const { return locked_bytes_; }
 
  private:
   std::unordered_map<std::string, GraphTensor> tensors_;
@@ -40,6 +51,8 @@ class Weights {
   int device_ = 0;
   int64_t converted_ = 0;
   uint64_t bytes_ = 0;
+  uint64_t mapped_bytes_ = 0;
+  uint64_t locked_bytes_ = 0;
 };
 
 }  // namespace sy::model

@@ -29,7 +29,7 @@ context:
 YAML
 check "invalid pipeline exits 1 with file:line:col" 1 "bad.yaml:3:3: unknown key 'flash_atention' in 'context'; did you mean 'flash_attention'\?" -- "$exe" validate "$tmp/bad.yaml"
 check "one bad file fails the run, the good one is still reported" 1 "demo.yaml: ok" -- "$exe" validate "$src/configs/demo.yaml" "$tmp/bad.yaml"
-check "--set on validate" 1 "'context.length' must be between 16 and 16777216, got 1" -- "$exe" validate "$src/configs/demo.yaml" --set context.length=1
+check "--set on validate" 1 "'context.length' must be between 16 and 2147483647, got 1" -- "$exe" validate "$src/configs/demo.yaml" --set context.length=1
 check "missing file" 1 "pipeline file '.*/nope.yaml' does not exist" -- "$exe" validate "$tmp/nope.yaml"
 
 # Nothing a user gives kills the process (issue 14): a directory where a file is expected,
@@ -39,10 +39,10 @@ mkdir -p "$tmp/dir"
 "$exe" synth -o "$tmp/demo.gguf" > /dev/null 2>&1
 printf 'Hi' > "$tmp/t.jinja"
 isdir="'$tmp/dir' is a directory; give a file"
-check "run --prompt-file DIR" 1 "--prompt-file $isdir" -- "$exe" run -m "$tmp/demo.gguf" --prompt-file "$tmp/dir"
+check "run --prompt-file DIR" 1 "--file $isdir" -- "$exe" run -m "$tmp/demo.gguf" --prompt-file "$tmp/dir"
 check "run --chat-template DIR" 1 "--chat-template $isdir" -- "$exe" run -m "$tmp/demo.gguf" --chat --prompt hi --chat-template "$tmp/dir"
 check "run --logits-out DIR" 1 "--logits-out $isdir" -- "$exe" run -m "$tmp/demo.gguf" --prompt-ids 1 --logits-out "$tmp/dir"
-check "run -p DIR" 1 "pipeline file $isdir" -- "$exe" run -p "$tmp/dir" --prompt-ids 1
+check "run -P DIR" 1 "pipeline file $isdir" -- "$exe" run -P "$tmp/dir" --prompt-ids 1
 check "tokenize --file DIR" 1 "--file $isdir" -- "$exe" tokenize -m "$tmp/demo.gguf" --file "$tmp/dir"
 check "tokenize --tokenizer DIR" 1 "--tokenizer $isdir" -- "$exe" tokenize --tokenizer "$tmp/dir" --text hi
 check "template --template DIR" 1 "--template $isdir" -- "$exe" template --template "$tmp/dir"
@@ -61,21 +61,21 @@ check "tokenize --tokenizer tokenizer.json DIR" 1 "--tokenizer '$tmp/tokdir/toke
 check "tokenize: tokenizer_config.json DIR" 1 "the tokenizer config $cfgdir" -- "$exe" tokenize --tokenizer "$tmp/tok/tokenizer.json" --text ab
 check "synth: tokenizer_config.json DIR" 2 "the tokenizer config $cfgdir" -- "$exe" synth --tokenizer "$tmp/tok/tokenizer.json" -o "$tmp/x.gguf"
 printf 'model:\n  path: %s\n  tokenizer: %s\n' "$tmp/demo.gguf" "$tmp/tok/tokenizer.json" > "$tmp/tok.yaml"
-check "run --chat: tokenizer_config.json DIR" 1 "the tokenizer config $cfgdir" -- "$exe" run -p "$tmp/tok.yaml" --chat --prompt hi -n 1
+check "run --chat: tokenizer_config.json DIR" 1 "the tokenizer config $cfgdir" -- "$exe" run -P "$tmp/tok.yaml" --chat --prompt hi -n 1
 check "chat /save and /load DIR" 0 "\[/save $isdir.*\[/load $isdir" -- bash -c "printf '/save $tmp/dir\n/load $tmp/dir\n' | \"$exe\" chat -m \"$tmp/demo.gguf\" | tr '\n' ' '"
 
 check "--set list index past 2^64" 1 "'sampling.99999999999999999999': the list has 1 items, so '99999999999999999999' is not a valid index" \
   -- "$exe" validate "$src/configs/demo.yaml" --set sampling.99999999999999999999.top_k=1
-check "--set integer past int64" 1 "'context.length' must be between 16 and 16777216, got 99999999999999999999" \
+check "--set integer past int64" 1 "'context.length' must be between 16 and 2147483647, got 99999999999999999999" \
   -- "$exe" validate "$src/configs/demo.yaml" --set context.length=99999999999999999999
 check "--set size past 2^64 bytes" 1 "'placement.headroom' must be .* below 16 EiB" \
   -- "$exe" validate "$src/configs/demo.yaml" --set placement.headroom=20000000000000000000
-check "plan --ctx past int64" 2 "--ctx-size: must be an integer from 1 to 16777216, got '99999999999999999999'" \
+check "plan --ctx past int64" 2 "--ctx-size: must be an integer from 1 to 2147483647, got '99999999999999999999'" \
   -- "$exe" plan --topology demo --ctx 99999999999999999999
-check "plan --ctx as a float" 2 "--ctx-size: must be an integer from 1 to 16777216, got '1e20'" -- "$exe" plan --topology demo --ctx 1e20
+check "plan --ctx as a float" 2 "--ctx-size: must be an integer from 1 to 2147483647, got '1e20'" -- "$exe" plan --topology demo --ctx 1e20
 check "plan --vram past 2^64 bytes" 2 "--vram '20000000000000000000B' is not a size" \
   -- "$exe" plan --topology demo --vram 20000000000000000000B --cpu-bandwidth 1GB/s
-check "run -n past int64" 2 "--n-predict: must be an integer from 0 to 16777216" \
+check "run -n past int64" 2 "--n-predict: must be an integer from -1 to 2147483647" \
   -- "$exe" run -m "$tmp/demo.gguf" --prompt-ids 1 -n 99999999999999999999
 check "run --prompt-ids past int32" 1 "'2147483648' is not a token id" -- "$exe" run -m "$tmp/demo.gguf" --prompt-ids 1,2147483648
 check "detokenize --ids past int32" 1 "'4294967297' is not a token id" -- "$exe" detokenize -m "$tmp/demo.gguf" --ids 4294967297

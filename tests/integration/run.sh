@@ -47,6 +47,17 @@ check "-n -1 generates until the context is full" 0 '"ids":\[[0-9]+(,[0-9]+){13}
 check "a prompt as long as the context is refused with both numbers" 1 \
   "the prompt has 16 tokens and the context holds 16 \(context.length\), leaving no room to generate; raise -c or shorten the prompt" -- \
   "$exe" run -m "$m" --prompt-ids 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 -n 1 -c 16
+# --no-mmap reads the weights into RAM: nothing is used from the mapping, and the same
+# greedy run gives the same ids as the mapped one.
+mapped=$("$exe" run -m "$m" --prompt-ids 1,2,3 -n 8 --ignore-eos --set "sampling=[greedy]" --json 2>/dev/null | grep -o '"ids":\[[^]]*\]')
+check "--no-mmap reads the weights and computes the same tokens" 0 "$(printf '%s' "$mapped" | sed 's/[][]/\\&/g').*\"weights_mapped_bytes\":0," -- \
+  "$exe" run -m "$m" --prompt-ids 1,2,3 -n 8 --ignore-eos --set "sampling=[greedy]" --json --no-mmap
+check "weights are used from the mapping by default" 0 '"weights_bytes":([0-9]+),"weights_mapped_bytes":\1,' -- \
+  "$exe" run -m "$m" --prompt-ids 1 -n 1 --json
+# Locking needs the memlock limit (or CAP_IPC_LOCK): either every byte is locked, or a
+# warning says how to allow it; the run goes on in both cases.
+check "--mlock locks the weights or says how to allow it" 0 '"weights_bytes":([0-9]+),"weights_mapped_bytes":[0-9]+,"weights_locked_bytes":\1,|could not lock the weights in RAM' -- \
+  "$exe" run -m "$m" --prompt-ids 1 -n 1 --json --mlock
 check "q8_0 KV runs" 0 '"ids":\[' -- "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --json --set context.kv_type=q8_0
 check "fp8 KV is refused clearly" 1 "kv_type fp8 has no attention kernel" -- "$exe" run -m "$m" --prompt-ids 1 --set context.kv_type=fp8
 check "bad override" 1 "context.kv_type" -- "$exe" run -m "$m" --prompt-ids 1 --set context.kv_type=q9_0
