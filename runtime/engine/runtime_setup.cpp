@@ -1,5 +1,7 @@
 #include "engine/runtime_setup.hpp"
 
+#include <algorithm>
+
 #include "engine/preflight.hpp"
 #include "log/log.hpp"
 #include "planner/describe.hpp"
@@ -58,6 +60,19 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
     return error::unavailable(
         "the pipeline has no cpu backend; weights and the KV cache live in RAM until GPU placement lands, so add "
         "`- { plugin: cpu }` to `backends`");
+  if (rt->devices.size() > 1) {
+    // Documented as planned (docs/tuning.md): say so rather than let -ngl look applied.
+    const bool asks_gpu = p.placement.gpu_layers.mode != pipeline::LayerCount::Mode::count ||
+                          p.placement.gpu_layers.n > 0 ||
+                          std::any_of(p.placement.overrides.begin(), p.placement.overrides.end(),
+                                      [](const pipeline::OverrideRule& r) { return r.device != "cpu"; });
+    if (asks_gpu) {
+      rt->notes.push_back(
+          "placement is planned, not applied yet (issue 16): every weight and the KV cache stay in RAM and the CPU "
+          "computes; `switchyard plan` shows the placement the pipeline asks for");
+      lg->warn("{}", rt->notes.back());
+    }
+  }
   Device& host = *rt->devices[static_cast<size_t>(rt->host_device)];
   auto m = model::Model::load(*rt->registry, p.model.path, p.model.format, host, rt->host_device,
                               model::WeightOptions{p.model.mmap, p.model.mlock});

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "pipeline/checker.hpp"
+#include "pipeline/defaults.hpp"
 #include "registry/registry.hpp"
 #include "util/parse_number.hpp"
 #include "util/read_file.hpp"
@@ -464,23 +465,38 @@ class Validator {
   }
 
   void sampling(const Node* n, const Location& root_loc, std::vector<ComponentConfig>& out) {
+    Node defaults;
     if (!n || n->kind == Node::Kind::null) {
-      // llama.cpp's everyday chain: top_k 40 -> top_p 0.95 -> min_p 0.05 -> temperature 0.8 -> dist.
-      const std::pair<const char*, double> chain[] = {
-          {"top_k", 40}, {"top_p", 0.95}, {"min_p", 0.05}, {"temperature", 0.8}, {"dist", NAN}};
-      for (const auto& [name, value] : chain) {
-        const auto* rec = reg_.find(ComponentKind::sampler, name);
-        if (!rec) continue;
-        ComponentConfig cc{name, {}, root_loc};
-        const auto& m = reg_.manifest(*rec);
-        params(m, nullptr, "sampling", {}, cc.params);
-        for (const auto& p : m.params)
-          if (p.primary && !std::isnan(value))
-            cc.params.set(p.name, p.type == ParamType::integer ? ParamValue(static_cast<int64_t>(value))
-                                                                : ParamValue(value));
-        out.push_back(std::move(cc));
+      // The default chain is checked as if the document had written it.
+      std::string names;
+      for (const auto& d : default_sampling_chain()) names += (names.empty() ? "" : ", ") + d.name;
+      for (const auto& d : default_sampling_chain())
+        if (!reg_.find(ComponentKind::sampler, d.name)) {
+          c_.error(root_loc, "the default sampling chain (" + names + ") needs sampler '" + d.name +
+                                 "', which is not installed; install the samplers plugin or write a 'sampling' chain "
+                                 "of installed samplers");
+          return;
+        }
+      defaults.kind = Node::Kind::list;
+      defaults.loc = root_loc;
+      for (const auto& d : default_sampling_chain()) {
+        Node name;
+        name.kind = Node::Kind::scalar;
+        name.scalar = d.name;
+        name.loc = root_loc;
+        if (d.value.empty()) {
+          defaults.items.push_back(std::move(name));
+          continue;
+        }
+        Node value = name;
+        value.scalar = d.value;
+        Node item;
+        item.kind = Node::Kind::map;
+        item.loc = root_loc;
+        item.entries.push_back({d.name, root_loc, std::move(value)});
+        defaults.items.push_back(std::move(item));
       }
-      return;
+      n = &defaults;
     }
     if (!c_.is_list(*n, "sampling", "[ { top_p: 0.95 }, { temperature: 0.7 }, dist ]")) return;
     if (n->items.empty()) {
