@@ -11,6 +11,7 @@ std::string command_path(const CLI::App& cmd) {
 std::vector<std::string> option_spellings(const CLI::App& cmd) {
   std::vector<std::string> out;
   for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->get_group().empty()) continue;  // hidden: kept for a better error, never offered
     for (const auto& l : opt->get_lnames()) {
       const std::string name = "--" + l;
       out.push_back(name);
