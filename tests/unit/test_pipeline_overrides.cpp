@@ -26,7 +26,7 @@ std::string messages(const LoadResult& r) {
 
 }  // namespace
 
-TEST_CASE("--set expands shorthand forms before setting a key inside them", "[pipeline]") {
+TEST_CASE("overrides: --set expands shorthand forms before setting a key inside them", "[pipeline]") {
   sy::test::TempDir dir;
   sy::test::write_file(dir / "m.gguf", "");
   sy::test::write_file(dir / "p.yaml", "model: m.gguf\nbackends: [ cpu ]\nsampling: [ { top_p: 0.9 }, dist ]\n");
@@ -44,7 +44,7 @@ TEST_CASE("--set expands shorthand forms before setting a key inside them", "[pi
   CHECK(r.pipeline.sampling[1].params.get_int("seed") == 4);
 }
 
-TEST_CASE("--set addresses list items by name", "[pipeline]") {
+TEST_CASE("overrides: --set addresses list items by name", "[pipeline]") {
   sy::test::TempDir dir;
   sy::test::write_file(dir / "m.gguf", "");
   sy::test::write_file(dir / "p.yaml",
@@ -63,7 +63,7 @@ TEST_CASE("--set addresses list items by name", "[pipeline]") {
         "temperature, dist); address items by name or by index, e.g. sampling.0");
 }
 
-TEST_CASE("--set cannot reach into a sampler shorthand without a main parameter", "[pipeline]") {
+TEST_CASE("overrides: --set cannot reach into a sampler shorthand without a main parameter", "[pipeline]") {
   sy::test::TempDir dir;
   sy::test::write_file(dir / "m.gguf", "");
   sy::test::write_file(dir / "p.yaml", "model: m.gguf\nsampling: [ { greedy: 1 } ]\n");
