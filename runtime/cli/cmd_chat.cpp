@@ -217,6 +217,11 @@ std::optional<std::string> read_message(bool tty) {
 int run_chat(const ChatArgs& args) {
   ChatArgs a = args;
   if (a.flags.list_devices) return list_devices(std::cout);
+  if (!a.prompt.empty() && a.flags.pipeline.empty())
+    if (auto why = prompt_names_pipeline(a.prompt)) {
+      std::cerr << "switchyard chat: " << *why << "\n";
+      return 1;
+    }
   auto loaded = load_with_flags("chat", a.flags);
   if (!loaded) return 1;
   pipeline::Pipeline& p = *loaded;

@@ -108,14 +108,6 @@ int fail(const std::string& msg) {
   return 1;
 }
 
-bool looks_like_pipeline_file(const std::string& s) {
-  auto ends = [&](const char* suffix) {
-    const std::string x(suffix);
-    return s.size() > x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
-  };
-  return s.find_first_of(" \t\n") == std::string::npos && (ends(".yaml") || ends(".yml"));
-}
-
 // What generation produced so far; printed whichever way generation ends.
 struct Outcome {
   std::vector<int32_t> prompt, ids, sampled;
@@ -177,8 +169,8 @@ int report(const RunArgs& a, const Outcome& o, const engine::Runtime& rt, bool f
 int run(const RunArgs& args) {
   RunArgs a = args;
   if (a.flags.list_devices) return list_devices(std::cout);
-  if (a.prompt_given && a.flags.pipeline.empty() && looks_like_pipeline_file(a.prompt))
-    return fail("-p is the prompt, as in llama.cpp; the pipeline file is -P " + a.prompt + " (did you mean -P?)");
+  if (a.prompt_given && a.flags.pipeline.empty())
+    if (auto why = prompt_names_pipeline(a.prompt)) return fail(*why);
   auto loaded = load_with_flags("run", a.flags);
   if (!loaded) return 1;
   pipeline::Pipeline& p = *loaded;

@@ -312,6 +312,12 @@ void select_devices(Node& root, const std::string& text, std::vector<Diagnostic>
 
 }  // namespace
 
+std::optional<std::string> prompt_names_pipeline(const std::string& s) {
+  auto ends = [&](const std::string& x) { return s.size() > x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0; };
+  if (s.find_first_of(" \t\n") != std::string::npos || !(ends(".yaml") || ends(".yml"))) return std::nullopt;
+  return "-p is the prompt, as in llama.cpp; the pipeline file is -P " + s + " (did you mean -P?)";
+}
+
 const std::vector<std::string>& canonical_sampler_order() {
   static const std::vector<std::string> order{"repetition_penalty", "presence_penalty", "frequency_penalty",
                                               "dry",                "top_k",            "typical_p",

@@ -61,6 +61,10 @@ std::optional<uint64_t> resolve_random_seed(PipelineFlags& f);
 /// stderr; nullopt means exit with status 1.
 std::optional<pipeline::Pipeline> load_with_flags(const std::string& command, PipelineFlags& f);
 
+/// The "did you mean -P?" message when a -p value looks like a pipeline file (one word
+/// ending in .yaml or .yml), as -p named the pipeline before llama.cpp's flags; else nullopt.
+std::optional<std::string> prompt_names_pipeline(const std::string& prompt);
+
 /// llama.cpp's samplers in the order its default chain runs them; a flag that tunes a
 /// sampler the chain lacks inserts it at this position relative to the others.
 const std::vector<std::string>& canonical_sampler_order();

@@ -89,6 +89,7 @@ check "extends merges a child's model mapping into a base's model path" 0 "path:
 # The pipeline file is -P now; -p is the prompt.
 check "-p FILE.yaml says did you mean -P" 1 "-p is the prompt, as in llama.cpp; the pipeline file is -P .*base.yaml \(did you mean -P\?\)" -- \
   "$exe" run -p "$tmp/base.yaml"
+check "chat -p FILE.yaml says did you mean -P too" 1 "did you mean -P\?" -- "$exe" chat -p "$tmp/base.yaml"
 check "-p TEXT is the prompt" 0 '"prompt_ids":\[1,' -- "$exe" run -m "$m" -p "Hello" -n 2 --json
 check "-f FILE is the prompt file" 0 '"prompt_ids":\[1,' -- bash -c "printf 'Hello' > '$tmp/p.txt' && '$exe' run -m '$m' -f '$tmp/p.txt' -n 2 --json"
 check "-sys wraps the prompt in the chat template with a system message" 0 '"prompt_ids":\[' -- \
