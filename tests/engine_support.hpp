@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/runtime_setup.hpp"
+#include "pipeline/load.hpp"
 #include "pipeline/validate.hpp"
 
 namespace sy::test {
@@ -30,7 +31,9 @@ inline std::unique_ptr<engine::Runtime> bring_up_model(const std::filesystem::pa
                            ", kv_type: " + o.kv_type + ", parallel: " + std::to_string(o.parallel) +
                            ", ubatch: " + std::to_string(o.ubatch) + " }\nsampling: [ greedy ]\n";
   const std::vector<std::filesystem::path> dirs{SY_BUILD_PLUGIN_DIR};
-  auto lr = pipeline::load_pipeline_text(yaml, "test pipeline", {}, &dirs);
+  pipeline::LoadOptions lo;
+  lo.fixed_search_dirs = &dirs;
+  auto lr = pipeline::load_pipeline_from_text(yaml, "test pipeline", lo);
   if (!lr.ok()) throw std::runtime_error(pipeline::format_diagnostic(lr.diagnostics.front()));
   const std::vector<registry::SearchDir> search{{SY_BUILD_PLUGIN_DIR, "build tree"}};
   auto rt = engine::bring_up(lr.pipeline, &search, o.routing_stats);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/llama_flags.hpp"
 #include "cli/json_text.hpp"
 #include "cli/number_arg.hpp"
 #include "cli/plan_report.hpp"
@@ -103,25 +104,21 @@ std::optional<pipeline::LayerCount> parse_layers(const std::string& s, bool& aut
 // llama.cpp's -ot takes a comma-separated list and buffer names as it prints them (CPU,
 // CUDA0, Vulkan0); plan's devices are lower case.
 std::optional<std::string> add_overrides(const std::string& value, std::vector<pipeline::OverrideRule>& out) {
-  std::stringstream ss(value);
-  std::string o;
-  while (std::getline(ss, o, ',')) {
+  if (!value.empty() && value.back() == ',')
+    return "--override-tensor '" + value + "' ends in a comma; remove it or add another REGEX=DEVICE";
+  for (const std::string& o : split_override_tensor(value)) {
     const size_t eq = o.rfind('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == o.size())
       return "--override-tensor must be REGEX=DEVICE[,REGEX=DEVICE...] (e.g. 'blk\\.1[0-9]\\.ffn_.*_exps=CPU'), got '" + o + "'";
     if (auto why = pipeline::pattern_too_costly(o.substr(0, eq))) return "--override-tensor: the regular expression " + *why;
-    std::string dev = o.substr(eq + 1);
-    std::transform(dev.begin(), dev.end(), dev.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    out.push_back({o.substr(0, eq), plan_device(dev), {}});
+    out.push_back({o.substr(0, eq), plan_device(o.substr(eq + 1)), {}});
   }
-  if (!value.empty() && value.back() == ',')
-    return "--override-tensor '" + value + "' ends in a comma; remove it or add another REGEX=DEVICE";
   return std::nullopt;
 }
 
 int run_plan(PlanArgs a) {
   if (a.old_p)
-    return fail("-p is the prompt in llama.cpp's flags; the pipeline file is -P FILE (did you mean -P?)");
+    return fail("-p is the prompt, as in llama.cpp; the pipeline file is -P FILE (did you mean -P?)");
   if (a.cpu_moe && !a.cpu_moe_value.empty() && !a.cpu_moe_value.front().empty()) {
     const std::string v = a.cpu_moe_value.front();
     if (v == "all")
@@ -158,9 +155,8 @@ int run_plan(PlanArgs a) {
   if (!a.parallel) a.parallel = pc.parallel;
   if (!a.ubatch) a.ubatch = pc.ubatch;
   if (a.kv.empty()) a.kv = pc.kv_type;
-  if (!a.kv_v.empty() && a.kv_v != a.kv)
-    return fail("--cache-type-v " + a.kv_v + ": the V cache is kept in the K cache's type, " + a.kv +
-                " here; give --cache-type-k " + a.kv_v + " (-ctk) to store both as " + a.kv_v);
+  if (!a.kv_v.empty())
+    if (auto why = kv_type_conflict(a.kv, a.kv_v)) return fail("--cache-type-v " + a.kv_v + ": " + *why);
   if (!a.model.empty() && !a.topology.empty()) return fail("give a model file (-m FILE) or a topology (--topology NAME), not both");
   if (a.model.empty() && a.topology.empty())
     return fail("give a model file (-m FILE), a topology (--topology NAME) or a pipeline (-P FILE)");

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
-#include <random>
 
 #include "cli/commands.hpp"
 #include "cli/number_arg.hpp"
@@ -26,24 +25,10 @@ struct SynthArgs {
   bool no_tokenizer = false, list = false, grow = false;
 };
 
-// --seed takes -1 (llama.cpp's spelling of "random") besides every uint64_t value, so it
-// is kept as text that this validator has checked.
-CLI::Validator seed_arg() {
-  const CLI::Validator range = unsigned_in(0, UINT64_MAX);
-  return CLI::Validator(
-      [range](std::string& s) -> std::string {
-        if (s == "-1") return {};
-        const std::string err = range(s);
-        return err.empty() ? err : err + " (or -1 for a random seed)";
-      },
-      "-1 (random) or INT in [0, 18446744073709551615]");
-}
-
 // A random seed is printed so that the same file can be written again with --seed N.
 uint64_t resolve_seed(const std::string& text) {
   if (text != "-1") return std::stoull(text);
-  std::random_device rd;
-  const uint64_t seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  const uint64_t seed = random_seed();
   std::cerr << "seed: " << seed << " (random)\n";
   return seed;
 }
@@ -108,7 +93,7 @@ void add_synth_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("-o,--out", a->out, "Output GGUF file");
   cmd->add_option("--type", a->type, "q4_k_m, q5_k_m, or one storage type for every matrix (q8_0, f16, q4_k, ...)")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed of the weights (-1: a random one, printed)")->capture_default_str()->transform(seed_arg());
+  cmd->add_option("--seed", a->seed, "Seed of the weights (-1: a random one, printed)")->capture_default_str()->transform(seed_arg(UINT64_MAX));
   cmd->add_option("--layers", a->layers, "Keep only the first N layers (0: all; more needs --grow)")
       ->transform(integer_in(0, synth::kMaxTopologyCount));
   cmd->add_option("--experts", a->experts, "Routed experts per layer (0: the topology's; more needs --grow)")

@@ -6,8 +6,9 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/llama_flags.hpp"
 #include "engine/preflight.hpp"
-#include "pipeline/validate.hpp"
+#include "pipeline/load.hpp"
 #include "planner/describe.hpp"
 #include "registry/search_path.hpp"
 
@@ -37,9 +38,15 @@ int run_validate(const ValidateArgs& a) {
     model = std::move(*d);
   }
   for (const auto& f : a.files) {
-    auto r = pipeline::load_pipeline(f, a.sets);
+    // -m replaces model.path before validation, as on run, so the file's own model need
+    // not exist.
+    PipelineFlags flags;
+    flags.model = a.model;
+    pipeline::LoadOptions opts;
+    opts.sets = a.sets;
+    opts.edit = flags_edit(flags);
+    auto r = pipeline::load_pipeline_file(f, opts);
     if (r.ok() && model) {
-      r.pipeline.model.path = a.model;
       std::vector<std::string> warnings;
       const registry::Registry file_reg(registry::default_search_path(r.pipeline.plugin_path, warnings));
       for (auto& d : engine::preflight(r.pipeline, *model, file_reg)) r.diagnostics.push_back(std::move(d));

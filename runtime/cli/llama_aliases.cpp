@@ -12,12 +12,13 @@ const std::vector<std::pair<std::string_view, std::string_view>>& llama_short_al
   return table;
 }
 
-std::vector<std::string> expand_llama_aliases(int argc, const char* const* argv) {
+std::vector<std::string> expand_llama_aliases(int argc, const char* const* argv,
+                                              const std::function<bool(const std::string&)>& takes_value) {
   std::vector<std::string> out;
   bool rest = false;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
-    if (i == 0 || rest) {
+    if (i == 0 || rest || (i > 1 && takes_value && takes_value(out.back()))) {
       out.push_back(std::move(a));
       continue;
     }

@@ -3,6 +3,7 @@
 // command declares only the long names.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,7 +15,9 @@ namespace sy::cli {
 const std::vector<std::pair<std::string_view, std::string_view>>& llama_short_aliases();
 
 /// The arguments with every multi-letter short option (alone or as `-ngl=99`) replaced by
-/// its long form; arguments after `--` are left as they are.
-std::vector<std::string> expand_llama_aliases(int argc, const char* const* argv);
+/// its long form. Left as they are: arguments after `--`, and a word right after an option
+/// for which `takes_value` (given the option as typed) is true, since it is that value.
+std::vector<std::string> expand_llama_aliases(int argc, const char* const* argv,
+                                              const std::function<bool(const std::string&)>& takes_value);
 
 }  // namespace sy::cli

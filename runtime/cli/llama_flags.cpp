@@ -4,11 +4,13 @@
 #include <array>
 #include <cctype>
 #include <iostream>
-#include <random>
 #include <sstream>
 
+#include "cli/number_arg.hpp"
 #include "pipeline/defaults.hpp"
+#include "pipeline/load.hpp"
 #include "registry/registry.hpp"
+#include "util/parse_number.hpp"
 
 namespace sy::cli {
 namespace {
@@ -27,7 +29,9 @@ Node scalar(const std::string& value, const Location& where, bool quoted = false
   return n;
 }
 
-Location at(const std::string& flag, const std::string& value) { return {flag + " " + value, 0, 0}; }
+Location at(const std::string& flag, const std::string& value) {
+  return {value.empty() ? flag : flag + " " + value, 0, 0};
+}
 
 // The mapping `key` of `map`, created (at `where`) when absent.
 Node& child(Node& map, const std::string& key, const Location& where) {
@@ -61,15 +65,7 @@ bool set_key(Node& map, const std::string& path, const std::string& key, Node va
 // The backends list, made explicit (the default is one cpu entry) so flags can edit it.
 Node* backends_list(Node& root, const Location& where, std::vector<Diagnostic>& diags) {
   Node& b = child(root, "backends", where);
-  if (b.kind == Node::Kind::null) {
-    b.kind = Node::Kind::list;
-    b.loc = where;
-    Node cpu;
-    cpu.kind = Node::Kind::map;
-    cpu.loc = where;
-    cpu.entries.push_back({"plugin", where, scalar("cpu", where)});
-    b.items.push_back(std::move(cpu));
-  }
+  if (b.kind == Node::Kind::null) b = pipeline::default_backends_node(where);
   if (b.kind != Node::Kind::list) {
     diags.push_back({where, "'backends' must be a list for this flag to edit it, but the pipeline has " + b.describe(),
                      false});
@@ -86,26 +82,13 @@ Node* backends_list(Node& root, const Location& where, std::vector<Diagnostic>& 
   return &b;
 }
 
-std::string plugin_of(const Node& item) {
-  const Node* p = item.kind == Node::Kind::map ? item.get("plugin") : nullptr;
-  return p && p->kind == Node::Kind::scalar ? p->scalar : "";
-}
-
-// ---- sampling ----
+// The plugin of a backends item, or the sampler of a sampling item.
+std::string plugin_of(const Node& item) { return pipeline::item_name(item); }
+std::string sampler_of(const Node& item) { return pipeline::item_name(item); }
 
 bool is_terminal(const registry::Registry& reg, const std::string& name) {
-  if (const auto* rec = reg.find(ComponentKind::sampler, name)) {
-    const auto& t = reg.manifest(*rec).traits;
-    return std::find(t.begin(), t.end(), "terminal") != t.end();
-  }
-  return false;
-}
-
-std::optional<std::string> primary_of(const registry::Registry& reg, const std::string& name) {
-  if (const auto* rec = reg.find(ComponentKind::sampler, name))
-    for (const auto& p : reg.manifest(*rec).params)
-      if (p.primary) return p.name;
-  return std::nullopt;
+  const auto* rec = reg.find(ComponentKind::sampler, name);
+  return rec && reg.manifest(*rec).has_trait(kTraitTerminal);
 }
 
 bool has_param(const registry::Registry& reg, const std::string& name, const std::string& param) {
@@ -113,31 +96,10 @@ bool has_param(const registry::Registry& reg, const std::string& name, const std
   return rec && reg.manifest(*rec).param(param) != nullptr;
 }
 
-// The sampler a chain item names ("" when the item is malformed; validation says why).
-std::string sampler_of(const Node& item) {
-  if (item.kind == Node::Kind::scalar) return item.scalar;
-  if (item.kind == Node::Kind::map && item.entries.size() == 1) return item.entries.front().key;
-  return "";
-}
-
 // The sampling list, made explicit (the default chain) so flags can tune it.
 Node* sampling_list(Node& root, const Location& where, std::vector<Diagnostic>& diags) {
   Node& s = child(root, "sampling", where);
-  if (s.kind == Node::Kind::null) {
-    s.kind = Node::Kind::list;
-    s.loc = where;
-    for (const auto& d : pipeline::default_sampling_chain()) {
-      Node item;
-      if (d.value.empty()) {
-        item = scalar(d.name, where);
-      } else {
-        item.kind = Node::Kind::map;
-        item.loc = where;
-        item.entries.push_back({d.name, where, scalar(d.value, where)});
-      }
-      s.items.push_back(std::move(item));
-    }
-  }
+  if (s.kind == Node::Kind::null) s = pipeline::default_sampling_node(where);
   if (s.kind != Node::Kind::list) {
     diags.push_back({where, "'sampling' must be a list for this flag to tune it, but the pipeline has " + s.describe(),
                      false});
@@ -148,7 +110,7 @@ Node* sampling_list(Node& root, const Location& where, std::vector<Diagnostic>& 
 
 // Sets `param` of one chain item to `value`, whatever form the item is written in.
 void set_sampler_param(Node& item, const std::string& name, const std::string& param, const Node& value,
-                       const registry::Registry& reg) {
+                       const registry::Registry& reg, std::vector<Diagnostic>& diags) {
   const Location& where = value.loc;
   if (item.kind == Node::Kind::scalar) {  // `- top_k`
     item = Node{};
@@ -158,8 +120,15 @@ void set_sampler_param(Node& item, const std::string& name, const std::string& p
   }
   Node& v = item.entries.front().value;
   if (v.kind == Node::Kind::scalar) {  // `{ top_k: 40 }`: the value is the main parameter
-    const auto primary = primary_of(reg, name);
-    if (primary && *primary == param) {
+    const auto primary = pipeline::primary_param(reg, name);
+    if (!primary) {
+      diags.push_back({where, "sampler '" + name + "' is written as { " + name + ": " + v.scalar +
+                                  " } but declares no main parameter to hold that value; write its parameters as a "
+                                  "mapping",
+                       false});
+      return;
+    }
+    if (*primary == param) {
       v = value;
       return;
     }
@@ -167,12 +136,13 @@ void set_sampler_param(Node& item, const std::string& name, const std::string& p
     v = Node{};
     v.kind = Node::Kind::map;
     v.loc = old.loc;
-    if (primary) v.entries.push_back({*primary, old.loc, std::move(old)});
+    v.entries.push_back({*primary, old.loc, std::move(old)});
   }
   if (v.kind == Node::Kind::null) {
     v.kind = Node::Kind::map;
     v.loc = where;
   }
+  // Another kind is reported by validation, at the item.
   if (v.kind == Node::Kind::map) child(v, param, where) = value;
 }
 
@@ -187,7 +157,7 @@ void tune(Node& root, const std::string& name, const std::string& param, const s
   bool found = false;
   for (auto& item : list->items)
     if (sampler_of(item) == name) {
-      set_sampler_param(item, name, param, value, reg);
+      set_sampler_param(item, name, param, value, reg, diags);
       found = true;
     }
   if (found) return;
@@ -204,7 +174,7 @@ void tune(Node& root, const std::string& name, const std::string& param, const s
   item.kind = Node::Kind::map;
   item.loc = where;
   item.entries.push_back({name, where, Node{}});
-  set_sampler_param(item, name, param, value, reg);
+  set_sampler_param(item, name, param, value, reg, diags);
   list->items.insert(pos, std::move(item));
 }
 
@@ -217,7 +187,7 @@ void seed_all(Node& root, const std::string& text, const registry::Registry& reg
   for (auto& item : list->items) {
     const std::string s = sampler_of(item);
     if (!s.empty() && has_param(reg, s, "seed")) {
-      set_sampler_param(item, s, "seed", scalar(text, where), reg);
+      set_sampler_param(item, s, "seed", scalar(text, where), reg, diags);
       any = true;
     }
   }
@@ -234,9 +204,9 @@ std::string lower(std::string s) {
   return s;
 }
 
-// llama.cpp's -ot takes "PATTERN=BUFFER[,PATTERN=BUFFER...]" with buffer names such as
-// CPU, CUDA0 or Vulkan0; a comma inside {n,m} belongs to the pattern.
-std::vector<std::string> override_rules(const std::string& text) {
+}  // namespace
+
+std::vector<std::string> split_override_tensor(const std::string& text) {
   std::vector<std::string> out;
   std::string cur;
   int braces = 0;
@@ -244,19 +214,21 @@ std::vector<std::string> override_rules(const std::string& text) {
     if (c == '{') ++braces;
     if (c == '}' && braces > 0) --braces;
     if (c == ',' && braces == 0) {
-      if (!cur.empty()) out.push_back(cur);
+      out.push_back(cur);  // an empty rule is kept, for the caller to refuse
       cur.clear();
     } else {
       cur += c;
     }
   }
-  if (!cur.empty()) out.push_back(cur);
+  if (!cur.empty() || out.empty() || text.back() == ',') out.push_back(cur);
   for (auto& r : out) {
     const size_t eq = r.rfind('=');
     if (eq != std::string::npos) r = r.substr(0, eq + 1) + lower(r.substr(eq + 1));
   }
   return out;
 }
+
+namespace {
 
 // -dev cuda0,vulkan1 keeps those GPU devices (adding their backends before the cpu) and
 // drops the GPU backends it does not name; -dev none keeps the CPU only.
@@ -278,7 +250,13 @@ void select_devices(Node& root, const std::string& text, std::vector<Diagnostic>
                          false});
         return;
       }
-      wanted.emplace_back(item.substr(0, d), std::stoll(item.substr(d)));
+      const auto index = util::parse_integer<int64_t>(item.substr(d), 0, 255);
+      if (!index.ok()) {
+        diags.push_back({where, "--device: '" + item + "' has no device index from 0 to 255 (see --list-devices)",
+                         false});
+        return;
+      }
+      wanted.emplace_back(item.substr(0, d), index.value);
     }
   }
   std::vector<Node> kept;
@@ -311,6 +289,12 @@ void select_devices(Node& root, const std::string& text, std::vector<Diagnostic>
 }
 
 }  // namespace
+
+std::optional<std::string> kv_type_conflict(const std::string& k, const std::string& v) {
+  if (k == v) return std::nullopt;
+  return "the V cache is kept in the K cache's type, " + k + " here; give --cache-type-k " + v + " (-ctk) to store both as " +
+         v;
+}
 
 std::optional<std::string> prompt_names_pipeline(const std::string& s) {
   auto ends = [&](const std::string& x) { return s.size() > x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0; };
@@ -361,7 +345,8 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f, unsigned g) {
                    "PATTERN=DEVICE[,...], e.g. exps=CPU; -ot, repeatable (placement.overrides, before the file's)");
   }
   if (g & kSamplingFlags) {
-    cmd.add_option("-s,--seed", f.seed, "Seed of the samplers that draw at random; -1 = random, printed");
+    cmd.add_option("-s,--seed", f.seed, "Seed of the samplers that draw at random; -1 = random, printed")
+        ->transform(seed_arg(INT64_MAX));
     cmd.add_option("--temp", f.temp, "Temperature (sampling: temperature)");
     cmd.add_option("--top-k", f.top_k, "Top-k, 0 = off (sampling: top_k)");
     cmd.add_option("--top-p", f.top_p, "Top-p (sampling: top_p)");
@@ -378,10 +363,9 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f, unsigned g) {
 }
 
 std::optional<uint64_t> resolve_random_seed(PipelineFlags& f) {
-  if (!f.seed || f.seed->empty() || (*f.seed)[0] != '-') return std::nullopt;
-  // Any negative number, as llama.cpp's -1 (its LLAMA_DEFAULT_SEED) asks for a fresh seed.
-  std::random_device rd;
-  const uint64_t s = ((static_cast<uint64_t>(rd()) << 32) | rd()) & 0x7fffffffffffffffull;
+  if (!f.seed || *f.seed != "-1") return std::nullopt;
+  // The samplers' seeds are signed 64-bit integers (dist's range in its manifest).
+  const uint64_t s = random_seed() & 0x7fffffffffffffffull;
   f.seed = std::to_string(s);
   return s;
 }
@@ -414,15 +398,14 @@ pipeline::TreeEdit flags_edit(const PipelineFlags& f) {
       const std::string mapped = v.empty() || v == "on" || v == "1" ? "true" : v == "off" || v == "0" ? "false" : v;
       context("--flash-attn", mapped, "flash_attention");
     }
-    if (f.cache_type_k && f.cache_type_v && lower(*f.cache_type_k) != lower(*f.cache_type_v)) {
-      diags.push_back({at("--cache-type-v", *f.cache_type_v),
-                       "Switchyard keeps K and V in one type (context.kv_type), but -ctk is " + *f.cache_type_k +
-                           " and -ctv is " + *f.cache_type_v + "; give one of them",
-                       false});
-    } else if (f.cache_type_k) {
-      context("--cache-type-k", lower(*f.cache_type_k), "kv_type");
-    } else if (f.cache_type_v) {
-      context("--cache-type-v", lower(*f.cache_type_v), "kv_type");
+    if (f.cache_type_k) context("--cache-type-k", lower(*f.cache_type_k), "kv_type");
+    if (f.cache_type_v) {
+      // One type holds K and V: -ctv must name the K type in effect (-ctk, the pipeline's, or f16).
+      std::string k = "f16";
+      if (const Node* c = root.get("context"); c && c->kind == Node::Kind::map)
+        if (const Node* t = c->get("kv_type"); t && t->kind == Node::Kind::scalar) k = t->scalar;
+      if (auto why = kv_type_conflict(k, lower(*f.cache_type_v)))
+        diags.push_back({at("--cache-type-v", *f.cache_type_v), *why, false});
     }
 
     if (f.threads) {
@@ -471,7 +454,7 @@ pipeline::TreeEdit flags_edit(const PipelineFlags& f) {
       } else {
         std::vector<Node> rules;
         for (const auto& text : f.override_tensor)
-          for (const auto& r : override_rules(text)) rules.push_back(scalar(r, at("--override-tensor", text), true));
+          for (const auto& r : split_override_tensor(text)) rules.push_back(scalar(r, at("--override-tensor", text), true));
         ov.items.insert(ov.items.begin(), rules.begin(), rules.end());
       }
     }

@@ -52,7 +52,12 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f, unsigned groups);
 /// before (resolve_random_seed).
 pipeline::TreeEdit flags_edit(const PipelineFlags& f);
 
-/// `-s -1` (or any negative seed) becomes a random seed, returned so the caller can print
+/// llama.cpp's -ot value "PATTERN=BUFFER[,PATTERN=BUFFER...]" split into rules, each
+/// device lower-cased (CPU, CUDA0, Vulkan0 are llama.cpp's buffer names); a comma inside
+/// {n,m} belongs to the pattern.
+std::vector<std::string> split_override_tensor(const std::string& text);
+
+/// `-s -1` becomes a random seed, returned so the caller can print
 /// it; nullopt when no random seed was asked for.
 std::optional<uint64_t> resolve_random_seed(PipelineFlags& f);
 
@@ -60,6 +65,10 @@ std::optional<uint64_t> resolve_random_seed(PipelineFlags& f);
 /// and every default) around -m FILE, with --set and the flags applied. Diagnostics go to
 /// stderr; nullopt means exit with status 1.
 std::optional<pipeline::Pipeline> load_with_flags(const std::string& command, PipelineFlags& f);
+
+/// Why `--cache-type-v V` cannot be honoured when the K cache's type is `k` (one type holds
+/// both, context.kv_type), as the end of a sentence; nullopt when they agree.
+std::optional<std::string> kv_type_conflict(const std::string& k, const std::string& v);
 
 /// The "did you mean -P?" message when a -p value looks like a pipeline file (one word
 /// ending in .yaml or .yml), as -p named the pipeline before llama.cpp's flags; else nullopt.

@@ -8,6 +8,7 @@
 #include "cli/completion.hpp"
 #include "cli/help.hpp"
 #include "cli/llama_aliases.hpp"
+#include "cli/option_names.hpp"
 #include "cli/parse_errors.hpp"
 #include "log/log.hpp"
 #include "util/suggest.hpp"
@@ -29,11 +30,6 @@ std::optional<std::string> first_command_token(int argc, const char* const* argv
 }
 
 int run_command(int argc_in, char** argv_in) {
-  const std::vector<std::string> args = sy::cli::expand_llama_aliases(argc_in, argv_in);
-  std::vector<const char*> argv_vec;
-  for (const auto& a : args) argv_vec.push_back(a.c_str());
-  const int argc = static_cast<int>(argv_vec.size());
-  const char* const* argv = argv_vec.data();
   CLI::App app{"Switchyard: run large language models, above all big MoE models, on hardware that looks too small",
                "switchyard"};
   app.set_version_flag("--version", "switchyard " SY_VERSION);
@@ -57,6 +53,23 @@ int run_command(int argc_in, char** argv_in) {
   sy::cli::add_chat_command(app, dispatch);
   sy::cli::add_completion_command(app, dispatch);
   sy::cli::add_help_command(app, dispatch);  // last: it lists the commands above
+
+  // llama.cpp's -ngl and the like become long options, but not where they are the value of
+  // an option before them (`-p -sys` is the prompt "-sys").
+  const auto tok_in = first_command_token(argc_in, argv_in);
+  const CLI::App* sub_in = nullptr;
+  if (tok_in)
+    for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      if (sub->get_name() == *tok_in) sub_in = sub;
+  const std::vector<std::string> args =
+      sy::cli::expand_llama_aliases(argc_in, argv_in, [&](const std::string& word) {
+        const CLI::Option* o = sub_in ? sy::cli::find_option(*sub_in, word) : nullptr;
+        return o && sy::cli::takes_value(*o) && word.find('=') == std::string::npos;
+      });
+  std::vector<const char*> argv_vec;
+  for (const auto& a : args) argv_vec.push_back(a.c_str());
+  const int argc = static_cast<int>(argv_vec.size());
+  const char* const* argv = argv_vec.data();
 
   if (auto tok = first_command_token(argc, argv)) {
     std::vector<std::string> names;

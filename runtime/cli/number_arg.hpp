@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -46,5 +47,24 @@ inline CLI::Validator integer_in(int64_t lo, int64_t hi) { return detail::intege
 /// The same for uint64_t flags (seeds), whose range goes past int64_t. CLI11 reads those
 /// with strtoull, which takes "-1" as 2^64 - 1 and saturates past 2^64; this refuses both.
 inline CLI::Validator unsigned_in(uint64_t lo, uint64_t hi) { return detail::integer_validator(lo, hi); }
+
+/// A seed flag: -1 (llama.cpp's spelling of "random", resolved by the command) or a
+/// decimal integer in [0, hi].
+inline CLI::Validator seed_arg(uint64_t hi) {
+  const CLI::Validator range = unsigned_in(0, hi);
+  return CLI::Validator(
+      [range](std::string& s) -> std::string {
+        if (s == "-1") return {};
+        const std::string err = range(s);
+        return err.empty() ? err : err + " (or -1 for a random seed)";
+      },
+      "-1 (random) or INT in [0, " + std::to_string(hi) + "]");
+}
+
+/// A seed drawn from the system's entropy source, for -1.
+inline uint64_t random_seed() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
 
 }  // namespace sy::cli

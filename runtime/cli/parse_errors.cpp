@@ -69,6 +69,9 @@ bool report_misread_short(const CLI::App& cmd, const std::vector<std::string>& t
     if (parsed[i] == "--") break;
     const std::string name = option_name(parsed[i]);
     if (name.size() <= 2 || name[1] == '-' || !looks_like_option(name) || find_option(cmd, name)) continue;
+    // The value of the option before it (`-p -temp`) is text, not a misspelt option.
+    if (parsed[i - 1].find('=') == std::string::npos)
+      if (const CLI::Option* prev = find_option(cmd, parsed[i - 1]); prev && takes_value(*prev)) continue;
     const auto s = nearest_option(cmd, name);
     if (!s || s->size() <= 2) continue;
     std::cerr << command_path(cmd) << ": unknown option '" << option_name(typed[i]) << "'; did you mean '" << *s

@@ -32,7 +32,7 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   if (!desc) return desc.status();
   std::string refused;
   for (const auto& d : preflight(p, *desc, *rt->registry)) {
-    if (d.warning) lg->warn("{}", pipeline::format_diagnostic(d));
+    if (d.warning) lg->warn("{}", pipeline::format_diagnostic({d.loc, d.message, false}));  // the logger says "warning"
     else refused += (refused.empty() ? "" : "\n") + pipeline::format_diagnostic(d);
   }
   if (!refused.empty()) return error::invalid_argument(refused);

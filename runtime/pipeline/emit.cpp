@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 
 #include <yaml-cpp/yaml.h>
 
@@ -23,6 +24,13 @@ std::string number(double v) {
 
 // Paths are bytes on Linux; a YAML document is UTF-8, so other bytes are shown escaped.
 std::string text(const std::string& s) { return escape_invalid_utf8(s); }
+
+// Absolute, so the document loads the same files from wherever it is saved.
+std::string path_text(const std::filesystem::path& p) {
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(p, ec);
+  return text((ec ? p : abs.lexically_normal()).string());
+}
 
 void value(YAML::Emitter& e, const ParamValue& v) {
   std::visit(
@@ -74,18 +82,18 @@ std::string to_yaml(const Pipeline& p) {
   e << YAML::BeginMap;
   if (!p.plugin_path.empty()) {
     e << YAML::Key << "plugin_path" << YAML::Value << YAML::BeginSeq;
-    for (const auto& d : p.plugin_path) e << YAML::DoubleQuoted << text(d.string());
+    for (const auto& d : p.plugin_path) e << YAML::DoubleQuoted << path_text(d);
     e << YAML::EndSeq;
   }
   e << YAML::Key << "strict" << YAML::Value << (p.strict ? "true" : "false");
 
   e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "path" << YAML::Value << YAML::DoubleQuoted << text(p.model.path.string());
+  e << YAML::Key << "path" << YAML::Value << YAML::DoubleQuoted << path_text(p.model.path);
   if (!p.model.format.empty()) e << YAML::Key << "format" << YAML::Value << p.model.format;
   if (!p.model.tokenizer.empty())
-    e << YAML::Key << "tokenizer" << YAML::Value << YAML::DoubleQuoted << text(p.model.tokenizer.string());
+    e << YAML::Key << "tokenizer" << YAML::Value << YAML::DoubleQuoted << path_text(p.model.tokenizer);
   if (!p.model.chat_template.empty())
-    e << YAML::Key << "chat_template" << YAML::Value << YAML::DoubleQuoted << text(p.model.chat_template.string());
+    e << YAML::Key << "chat_template" << YAML::Value << YAML::DoubleQuoted << path_text(p.model.chat_template);
   e << YAML::Key << "mmap" << YAML::Value << (p.model.mmap ? "true" : "false");
   e << YAML::Key << "mlock" << YAML::Value << (p.model.mlock ? "true" : "false");
   e << YAML::EndMap;

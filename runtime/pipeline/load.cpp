@@ -22,6 +22,13 @@ std::unique_ptr<registry::Registry> registry_for(const Node& root, const std::st
   return std::make_unique<registry::Registry>(std::move(dirs));
 }
 
+std::optional<std::string> primary_param(const registry::Registry& reg, std::string_view sampler) {
+  if (const auto* rec = reg.find(ComponentKind::sampler, sampler))
+    for (const auto& p : reg.manifest(*rec).params)
+      if (p.primary) return p.name;
+  return std::nullopt;
+}
+
 namespace {
 
 LoadResult finish(LoadResult out, Node root, const std::string& file, const LoadOptions& opts) {
@@ -29,12 +36,7 @@ LoadResult finish(LoadResult out, Node root, const std::string& file, const Load
   // sampler's main parameter; search-path warnings are kept from the final registry only.
   std::vector<Diagnostic> ignored;
   const auto early = registry_for(root, file, opts.fixed_search_dirs, ignored);
-  const PrimaryParam primary = [&](std::string_view sampler) -> std::optional<std::string> {
-    if (const auto* rec = early->find(ComponentKind::sampler, std::string(sampler)))
-      for (const auto& p : early->manifest(*rec).params)
-        if (p.primary) return p.name;
-    return std::nullopt;
-  };
+  const PrimaryParam primary = [&](std::string_view sampler) { return primary_param(*early, sampler); };
   for (const auto& o : opts.sets) apply_set(root, o, out.diagnostics, primary);
   if (has_errors(out.diagnostics)) return out;
   if (opts.edit) {
@@ -42,7 +44,7 @@ LoadResult finish(LoadResult out, Node root, const std::string& file, const Load
     if (has_errors(out.diagnostics)) return out;
   }
   const auto reg = registry_for(root, file, opts.fixed_search_dirs, out.diagnostics);
-  out.pipeline = validate(root, *reg, out.diagnostics);
+  out.pipeline = validate(root, *reg, out.diagnostics, opts.validate);
   out.pipeline.source = file;
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct LoadOptions {
   /// The plugin search path to use before `plugin_path` (tests pass an isolated one);
   /// nullptr: the default search path.
   const std::vector<std::filesystem::path>* fixed_search_dirs = nullptr;
+  ValidateOptions validate;
 };
 
 /// Loads, overrides, edits and validates the pipeline file `file`.
@@ -31,6 +33,10 @@ LoadResult load_pipeline_file(const std::filesystem::path& file, const LoadOptio
 /// The same for a pipeline given as text (a built-in default); `name` stands for the file
 /// in messages.
 LoadResult load_pipeline_from_text(const std::string& text, const std::string& name, const LoadOptions& opts);
+
+/// The name of a sampler's main parameter per its manifest (`p` for top_p), nullopt when
+/// it has none or is not installed.
+std::optional<std::string> primary_param(const registry::Registry& reg, std::string_view sampler);
 
 /// The registry a document's plugins are checked against: the given or default search path,
 /// then the document's `plugin_path`. Search-path warnings are added to `diags`.

@@ -1,5 +1,7 @@
 #include "pipeline/tree.hpp"
 
+#include "pipeline/defaults.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -241,10 +243,6 @@ Node load_with_extends(const fs::path& path, std::vector<Diagnostic>& diags) {
   return load_with_extends(path, diags, read_pipeline_file);
 }
 
-namespace {
-
-// The name a list item is addressed by: a scalar's text (`- cpu`, `- dist`), a backend's
-// `plugin`, or a sampler mapping's one key.
 std::string item_name(const Node& item) {
   if (item.kind == Node::Kind::scalar) return item.scalar;
   if (item.kind != Node::Kind::map) return "";
@@ -252,6 +250,8 @@ std::string item_name(const Node& item) {
   if (item.entries.size() == 1) return item.entries.front().key;
   return "";
 }
+
+namespace {
 
 // `- cpu` in backends becomes { plugin: cpu }; `- dist` in sampling becomes { dist: null },
 // so that a key can be set inside them.
@@ -377,7 +377,9 @@ void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic
           return;
         }
       }
-      if (!last && item->kind == Node::Kind::scalar) {
+      // A scalar item is expanded to set a key inside it, and a sampler named by its bare
+      // name (`- top_p`) also to take a value: `sampling.top_p=0.5` means `{ top_p: 0.5 }`.
+      if (item->kind == Node::Kind::scalar && (!last || (!numeric && section == "sampling"))) {
         if (auto st = expand_item(*item, section, walked); !st) {
           diags.push_back({where, st.message(), false});
           return;
@@ -405,6 +407,17 @@ void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic
         return;
       }
       Node* next = node->get(s);
+      if (i == 0 && !last && (!next || next->kind == Node::Kind::null) && (s == "sampling" || s == "backends")) {
+        // A key inside the default list: the defaults become explicit first, so that
+        // `--set sampling.temperature.t=0.3` tunes the default chain.
+        Node list = s == "sampling" ? default_sampling_node(where) : default_backends_node(where);
+        if (next) {
+          *next = std::move(list);
+        } else {
+          node->entries.push_back({s, where, std::move(list)});
+          next = &node->entries.back().value;
+        }
+      }
       if (!next) {
         node->entries.push_back({s, where, Node{}});
         next = &node->entries.back().value;

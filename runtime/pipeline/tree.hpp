@@ -77,6 +77,10 @@ using PrimaryParam = std::function<std::optional<std::string>(std::string_view s
 void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic>& diags, const PrimaryParam& primary);
 void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic>& diags);
 
+/// The name a list item is addressed by in `--set`: a scalar's text (`- cpu`, `- dist`),
+/// a backend's `plugin`, or a sampler mapping's one key; "" otherwise.
+std::string item_name(const Node& item);
+
 /// `model: file.gguf` becomes `model: { path: file.gguf }` (positions kept), so keys can
 /// be set or merged inside it.
 void expand_model_shorthand(Node& root);

@@ -12,6 +12,7 @@
 
 #include "pipeline/checker.hpp"
 #include "pipeline/defaults.hpp"
+#include "pipeline/load.hpp"
 #include "registry/registry.hpp"
 #include "util/parse_number.hpp"
 #include "util/read_file.hpp"
@@ -477,25 +478,7 @@ class Validator {
                                  "of installed samplers");
           return;
         }
-      defaults.kind = Node::Kind::list;
-      defaults.loc = root_loc;
-      for (const auto& d : default_sampling_chain()) {
-        Node name;
-        name.kind = Node::Kind::scalar;
-        name.scalar = d.name;
-        name.loc = root_loc;
-        if (d.value.empty()) {
-          defaults.items.push_back(std::move(name));
-          continue;
-        }
-        Node value = name;
-        value.scalar = d.value;
-        Node item;
-        item.kind = Node::Kind::map;
-        item.loc = root_loc;
-        item.entries.push_back({d.name, root_loc, std::move(value)});
-        defaults.items.push_back(std::move(item));
-      }
+      defaults = default_sampling_node(root_loc);
       n = &defaults;
     }
     if (!c_.is_list(*n, "sampling", "[ { top_p: 0.95 }, { temperature: 0.7 }, dist ]")) return;
@@ -668,51 +651,14 @@ Pipeline validate(const Node& root, const registry::Registry& reg, std::vector<D
   return p;
 }
 
-namespace {
-
-LoadResult finish_loading(LoadResult out, Node root, const fs::path& file, const std::vector<std::string>& overrides,
-                          const std::vector<fs::path>* fixed_search_dirs, const ValidateOptions& opts = {}) {
-  for (const auto& o : overrides) apply_set(root, o, out.diagnostics);
-  if (has_errors(out.diagnostics)) return out;
-  std::vector<Diagnostic> scratch;  // plugin_path errors are reported by validate() below
-  const auto extra = plugin_dirs(root, scratch);
-  std::vector<registry::SearchDir> dirs;
-  if (fixed_search_dirs) {
-    for (const auto& d : *fixed_search_dirs) dirs.push_back({d, "given"});
-    for (const auto& d : extra) dirs.push_back({d, "pipeline plugin_path"});
-  } else {
-    std::vector<std::string> warnings;
-    dirs = registry::default_search_path(extra, warnings);
-    for (const auto& w : warnings) {
-      Diagnostic d;
-      d.loc.file = file.string();
-      d.message = w;
-      d.warning = true;
-      out.diagnostics.push_back(std::move(d));
-    }
-  }
-  registry::Registry reg(std::move(dirs));
-  out.pipeline = validate(root, reg, out.diagnostics, opts);
-  out.pipeline.source = file;
-  return out;
-}
-
-}  // namespace
-
+// The loaders live in load.cpp; these keep the short forms the commands and tests use.
 LoadResult load_pipeline(const fs::path& file, const std::vector<std::string>& overrides,
                          const std::vector<fs::path>* fixed_search_dirs, const ValidateOptions& opts) {
-  LoadResult out;
-  Node root = load_with_extends(file, out.diagnostics);
-  if (has_errors(out.diagnostics)) return out;
-  return finish_loading(std::move(out), std::move(root), file, overrides, fixed_search_dirs, opts);
-}
-
-LoadResult load_pipeline_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
-                              const std::vector<fs::path>* fixed_search_dirs) {
-  LoadResult out;
-  Node root = parse_yaml(text, name, out.diagnostics);
-  if (has_errors(out.diagnostics)) return out;
-  return finish_loading(std::move(out), std::move(root), name, overrides, fixed_search_dirs);
+  LoadOptions o;
+  o.sets = overrides;
+  o.fixed_search_dirs = fixed_search_dirs;
+  o.validate = opts;
+  return load_pipeline_file(file, o);
 }
 
 LoadResult load_pipeline(const fs::path& file, const std::vector<std::string>& overrides) {

@@ -49,11 +49,6 @@ LoadResult load_pipeline(const std::filesystem::path& file, const std::vector<st
 LoadResult load_pipeline(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                          const std::vector<std::filesystem::path>* fixed_search_dirs, const ValidateOptions& opts = {});
 
-/// Same for a pipeline given as text (a built-in default); `name` stands for the file
-/// in messages.
-LoadResult load_pipeline_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
-                              const std::vector<std::filesystem::path>* fixed_search_dirs = nullptr);
-
 /// Why a placement-override regular expression would cost too much to compile (too long,
 /// nested too deep, counted repetitions too large), as the end of a sentence; nullopt when
 /// it is fine.

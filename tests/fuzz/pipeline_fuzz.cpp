@@ -110,7 +110,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   std::vector<sy::pipeline::Diagnostic> diags;
   sy::pipeline::Node root = sy::pipeline::load_with_extends("/fuzz/child.yaml", diags, read);
-  for (const auto& s : sets) sy::pipeline::apply_set(root, s, diags);
+  // Shorthand samplers expand through their main parameter, as the loader does with the
+  // manifests; one name has none, so both answers are reached.
+  const sy::pipeline::PrimaryParam primary = [](std::string_view sampler) -> std::optional<std::string> {
+    if (sampler == "greedy") return std::nullopt;
+    return std::string("p");
+  };
+  for (const auto& s : sets) sy::pipeline::apply_set(root, s, diags, primary);
   (void)sy::pipeline::plugin_dirs(root, diags);
   (void)sy::pipeline::validate(root, registry(), diags);
   for (const auto& d : diags) (void)sy::pipeline::format_diagnostic(d);

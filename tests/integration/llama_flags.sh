@@ -32,7 +32,11 @@ check "-fa alone is on" 0 "flash_attention: true" -- pp -fa
 check "-fa off" 0 "flash_attention: false" -- pp -fa off
 check "-fa auto" 0 "flash_attention: auto" -- pp -fa auto
 check "-ctk sets the KV type" 0 "kv_type: q8_0" -- pp -ctk q8_0
-check "-ctk and -ctv must agree" 1 "keeps K and V in one type \(context.kv_type\), but -ctk is q8_0 and -ctv is f16" -- pp -ctk q8_0 -ctv f16
+check "-ctk and -ctv must agree" 1 "^--cache-type-v f16: the V cache is kept in the K cache's type, q8_0 here; give --cache-type-k f16 \(-ctk\) to store both as f16" -- pp -ctk q8_0 -ctv f16
+check "-ctv alone must equal the K type in effect" 1 "the V cache is kept in the K cache's type, f16 here" -- pp -ctv q8_0
+check "-ctv equal to -ctk" 0 "kv_type: q8_0" -- pp -ctk q8_0 -ctv q8_0
+check "-s -2 is refused, naming -1" 2 "--seed: must be an integer from 0 to 9223372036854775807, got '-2' \(or -1 for a random seed\)" -- pp -s -2
+check "-dev with an index past 255" 1 "--device: 'cuda99999999999999999999' has no device index from 0 to 255" -- pp -dev cuda99999999999999999999
 check "--no-mmap" 0 "mmap: false" -- pp --no-mmap
 check "--mlock" 0 "mlock: true" -- pp --mlock
 check "-dev none keeps the CPU only" 0 "^backends:\s+- \{plugin: cpu, threads: \"auto\"\}\s+placement" -- \
@@ -78,6 +82,20 @@ check "--set addresses a backend by name" 0 "plugin: cpu, threads: 2" -- \
   "$exe" run -P "$tmp/base.yaml" --print-pipeline --set backends.cpu.threads=2
 check "--set by name names the items when none matches" 1 "'sampling.top_k': no item of the list is named 'top_k' \(it holds: top_p, dist\)" -- \
   "$exe" run -P "$tmp/base.yaml" --print-pipeline --set sampling.top_k.k=3
+cat > "$tmp/bare.yaml" << EOF2
+model: $m
+sampling: [ top_p, dist ]
+EOF2
+check "--set sampling.NAME=VALUE on a bare sampler name gives it that main value" 0 "top_p: \{min_keep: 1, p: 0.5\}" -- \
+  "$exe" run -P "$tmp/bare.yaml" --print-pipeline --set sampling.top_p=0.5
+check "--set by name reaches the default chain and the default backends" 0 "plugin: cpu, threads: 2.*temperature: \{t: 0.3\}" -- \
+  bash -c "'$exe' run -m '$m' --print-pipeline --set sampling.temperature.t=0.3 --set backends.cpu.threads=2 | tr '\n' ' '"
+check "validate --set into a sampler shorthand, as run does" 0 "ok" -- "$exe" validate "$tmp/base.yaml" --set sampling.0.top_p.min_keep=2
+printf 'model: models/not-downloaded.gguf\n' > "$tmp/later.yaml"
+check "validate -m replaces a model that is not downloaded yet" 0 "later.yaml: ok with" -- "$exe" validate "$tmp/later.yaml" -m "$m"
+check "--print-pipeline writes absolute paths" 0 "path: \"$m\"" -- bash -c "cd '$tmp' && '$exe' run -m demo.gguf --print-pipeline"
+check "a llama.cpp short flag as a value stays the value" 0 '"prompt_ids":\[1,[0-9]+' -- "$exe" run -m "$m" -p -sys -n 1 --json
+check "a value that looks like a flag is not reported as a misspelt flag" 2 "--n-predict: must be an integer" -- "$exe" run -m "$m" -n abc -p -temp
 printf 'x' > "$tmp/t.jinja"
 cat > "$tmp/child.yaml" << EOF2
 extends: base.yaml

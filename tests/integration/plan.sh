@@ -58,7 +58,7 @@ check "plan --pipeline is -P" 0 "context 32768 x 2 sequences, KV q8_0" -- \
   "$exe" plan --pipeline "$src/configs/chat-24gb.yaml" --topology qwen3.6-35b-a3b --vram 24GiB -c 32768 --cpu-bandwidth 50GB/s
 check "plan -P says when the pipeline's model is not here" 2 "pass --topology NAME" -- \
   "$exe" plan -P "$src/configs/chat-24gb.yaml" --vram 24GiB
-check "plan -p FILE points at -P" 2 "^switchyard plan: -p is the prompt in llama.cpp's flags; the pipeline file is -P FILE \(did you mean -P\?\)$" -- \
+check "plan -p FILE points at -P" 2 "^switchyard plan: -p is the prompt, as in llama.cpp; the pipeline file is -P FILE \(did you mean -P\?\)$" -- \
   "$exe" plan -p "$src/configs/chat-24gb.yaml" --topology qwen3.6-35b-a3b --vram 24GiB
 check "plan --set without a pipeline names -P" 2 "--set needs a pipeline \(-P FILE\)" -- \
   "$exe" plan --topology qwen3-8b --set context.length=8192

@@ -8,6 +8,7 @@
 
 #include "engine/preflight.hpp"
 #include "model/source.hpp"
+#include "pipeline/load.hpp"
 #include "pipeline/validate.hpp"
 #include "planner/describe.hpp"
 #include "support.hpp"
@@ -70,7 +71,10 @@ pipeline::Pipeline load(const fs::path& model, const std::string& rest, const st
   const std::string yaml = "model: { path: " + nlohmann::json(model.string()).dump() + " }\n" +
                            "backends: [ { plugin: cpu } ]\n" + rest;
   const std::vector<fs::path> dirs{SY_BUILD_PLUGIN_DIR};
-  auto lr = pipeline::load_pipeline_text(yaml, "p.yaml", sets, &dirs);
+  pipeline::LoadOptions lo;
+  lo.sets = sets;
+  lo.fixed_search_dirs = &dirs;
+  auto lr = pipeline::load_pipeline_from_text(yaml, "p.yaml", lo);
   for (const auto& d : lr.diagnostics) INFO(pipeline::format_diagnostic(d));
   REQUIRE(lr.ok());
   return lr.pipeline;
