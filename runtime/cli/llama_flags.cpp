@@ -9,6 +9,7 @@
 #include "cli/number_arg.hpp"
 #include "pipeline/defaults.hpp"
 #include "pipeline/load.hpp"
+#include "planner/describe.hpp"
 #include "registry/registry.hpp"
 #include "util/parse_number.hpp"
 
@@ -322,7 +323,7 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f, unsigned g) {
     cmd.add_flag("--mlock", f.mlock, "Lock the mapped weights in RAM (model.mlock: true)");
   }
   if (g & kContextFlags) {
-    cmd.add_option("-c,--ctx-size", f.ctx, "Context length per sequence (context.length)");
+    cmd.add_option("-c,--ctx-size", f.ctx, "Context length per sequence (context.length); 0 = the model's trained length");
     cmd.add_option("-b,--batch-size", f.batch, "Tokens per engine step (context.batch)");
     cmd.add_option("--ubatch-size", f.ubatch, "Tokens per compute pass; -ub (context.ubatch)");
     cmd.add_option("--parallel", f.parallel, "Sequences decoded at once; -np (context.parallel)");
@@ -356,10 +357,6 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f, unsigned g) {
     cmd.add_option("--presence-penalty", f.presence_penalty, "Presence penalty (sampling: presence_penalty)");
     cmd.add_option("--frequency-penalty", f.frequency_penalty, "Frequency penalty (sampling: frequency_penalty)");
   }
-  if (g & kServerFlags) {
-    cmd.add_option("--host", f.host, "Listen address (server.host)");
-    cmd.add_option("--port", f.port, "Listen port (server.port)");
-  }
 }
 
 std::optional<uint64_t> resolve_random_seed(PipelineFlags& f) {
@@ -389,7 +386,7 @@ pipeline::TreeEdit flags_edit(const PipelineFlags& f) {
       const Location where = at(flag, *v);
       set_key(child(root, "context", where), "context", key, scalar(*v, where), diags);
     };
-    context("--ctx-size", f.ctx, "length");
+    if (f.ctx != "0") context("--ctx-size", f.ctx, "length");  // -c 0: the model's, set after loading
     context("--batch-size", f.batch, "batch");
     context("--ubatch-size", f.ubatch, "ubatch");
     context("--parallel", f.parallel, "parallel");
@@ -484,15 +481,6 @@ pipeline::TreeEdit flags_edit(const PipelineFlags& f) {
       for (const auto& p : present) tune(root, p, "last_n", "--repeat-last-n", *f.repeat_last_n, reg, diags);
     }
     if (f.seed) seed_all(root, *f.seed, reg, diags);
-
-    if (f.host) {
-      const Location where = at("--host", *f.host);
-      set_key(child(root, "server", where), "server", "host", scalar(*f.host, where, true), diags);
-    }
-    if (f.port) {
-      const Location where = at("--port", *f.port);
-      set_key(child(root, "server", where), "server", "port", scalar(*f.port, where), diags);
-    }
   };
 }
 
@@ -512,7 +500,25 @@ std::optional<pipeline::Pipeline> load_with_flags(const std::string& command, Pi
                       : pipeline::load_pipeline_file(f.pipeline, opts);
   for (const auto& d : lr.diagnostics) std::cerr << pipeline::format_diagnostic(d) << "\n";
   if (!lr.ok()) return std::nullopt;
-  return lr.pipeline;
+  pipeline::Pipeline p = lr.pipeline;
+  if (f.ctx == "0") {
+    // llama.cpp's -c 0: the context the model was trained with, from its header.
+    std::vector<std::string> warnings;
+    registry::Registry reg(registry::default_search_path(p.plugin_path, warnings));
+    auto m = planner::describe_file(reg, p.model.path);
+    if (!m) {
+      std::cerr << "switchyard " << command << ": " << m.status().message() << "\n";
+      return std::nullopt;
+    }
+    if (m->hp.n_ctx_train <= 0) {
+      std::cerr << "switchyard " << command << ": -c 0 asks for the context the model was trained with, and "
+                << p.model.path.string() << " does not state one; give -c N\n";
+      return std::nullopt;
+    }
+    p.context.length = m->hp.n_ctx_train;
+    std::cerr << "context: " << p.context.length << " positions, the model's trained length (-c 0)\n";
+  }
+  return p;
 }
 
 }  // namespace sy::cli

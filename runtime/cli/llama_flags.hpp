@@ -22,7 +22,6 @@ enum FlagGroups : unsigned {
   kBackendFlags = 1u << 3,    ///< -t, -dev, --list-devices
   kPlacementFlags = 1u << 4,  ///< -ngl, --n-cpu-moe, --cpu-moe, -ot
   kSamplingFlags = 1u << 5,   ///< -s, --temp, --top-k, --top-p, --min-p, penalties
-  kServerFlags = 1u << 6,     ///< --host, --port
   kAllRunFlags = kSourceFlags | kModelFlags | kContextFlags | kBackendFlags | kPlacementFlags | kSamplingFlags,
 };
 
@@ -42,7 +41,6 @@ struct PipelineFlags {
   std::vector<std::string> override_tensor;
   std::optional<std::string> seed, temp, top_k, top_p, min_p, repeat_penalty, repeat_last_n, presence_penalty,
       frequency_penalty;
-  std::optional<std::string> host, port;
 };
 
 /// Declares the flags of `groups` on `cmd`, storing into `f` (which must outlive parsing).

@@ -14,6 +14,9 @@ m="$tmp/demo.gguf"
 pp() { "$exe" run -m "$m" --print-pipeline "$@"; }
 
 check "-c sets context.length" 0 "length: 8192" -- pp -c 8192
+# The demo topology states its trained length in qwen35moe.context_length (read with inspect).
+trained=$("$exe" inspect --json "$m" | grep -o '"qwen35moe.context_length": *[0-9]*' | grep -o '[0-9]*$')
+check "-c 0 is the model's trained length" 0 "length: $trained" -- pp --set context.length=64 -c 0
 check "--ctx-size is -c" 0 "length: 512" -- pp --ctx-size 512
 check "-t sets the cpu backend's threads" 0 "plugin: cpu, threads: 3" -- pp -t 3
 check "-t -1 is auto" 0 'plugin: cpu, threads: "auto"' -- pp -t -1
