@@ -60,8 +60,11 @@ uint64_t host_ram() {
 
 // parse_size reads a bare number as bytes, which nobody means by a memory budget or a
 // bandwidth: "--vram 24" is almost surely 24 GiB.
+// A number with no unit after it ("24", "1.5"); "." or "1.2.3" are not numbers, and the
+// size parser reports them.
 bool is_bare_number(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+  return util::parse_finite(s).ok() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
 }
 
 // The refusal of a size without a unit; 0 passes where zero_ok (no GPU, no headroom).

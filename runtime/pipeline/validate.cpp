@@ -262,17 +262,19 @@ class Validator {
 
   // A file the pipeline names must exist and be readable now, not when `run` opens it.
   void input_file(const Node& v, const std::string& path, const fs::path& file, const std::string& what) {
+    std::error_code ec;
+    if (fs::is_directory(file, ec)) {
+      c_.error(v.loc, "'" + path + "': file '" + file.string() + "' is a directory; give the path of " + what + " inside it");
+      return;
+    }
     const Status st = util::check_input_file(file, "file");
     if (st) return;
-    std::string fix = "fix its permissions";
-    if (st.code() == StatusCode::not_found)
-      fix = "give the path of " + what + (v.loc.line > 0 ? " (a relative path is read from the directory of the file that names it)" : "");
-    else if (fs::is_directory(file))
-      fix = "give the path of " + what + " inside it";
-    std::string msg = st.message();
-    // check_input_file already ends a directory's sentence with its own fix.
-    if (const auto cut = msg.find("; give a file inside it"); cut != std::string::npos) msg.erase(cut);
-    c_.error(v.loc, "'" + path + "': " + msg + "; " + fix);
+    const std::string fix =
+        st.code() == StatusCode::not_found
+            ? "give the path of " + what +
+                  (v.loc.line > 0 ? " (a relative path is read from the directory of the file that names it)" : "")
+            : "fix its permissions";
+    c_.error(v.loc, "'" + path + "': " + st.message() + "; " + fix);
   }
 
   void backends(const Node* n, const Location& root_loc, std::vector<BackendConfig>& out) {
