@@ -37,6 +37,7 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   }
   if (!refused.empty()) return error::invalid_argument(refused);
   rt->host_device = -1;
+  std::vector<std::string> started;  // plugins whose backend came up
   for (const auto& b : p.backends) {
     ParamMap params = b.params;
     if (!b.devices.empty()) params.set("devices", b.devices);
@@ -55,6 +56,26 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
       rt->devices.push_back(&(*be)->device(i));
     }
     rt->backends.push_back(std::move(*be));
+    started.push_back(b.plugin);
+  }
+  // Validation checks override devices against the listed `devices`; with `devices: all`
+  // only the started backend knows how many there are.
+  for (const auto& r : p.placement.overrides) {
+    if (r.device == "cpu") continue;
+    std::string have;
+    bool found = false;
+    const std::string plugin = r.device.substr(0, r.device.find_last_not_of("0123456789") + 1);
+    for (const Device* d : rt->devices) {
+      const std::string name = d->info().name;
+      found = found || name == r.device;
+      if (name.rfind(plugin, 0) == 0) have += (have.empty() ? "" : ", ") + name;
+    }
+    // A backend that was skipped has said why; its devices are not expected.
+    if (found || std::find(started.begin(), started.end(), plugin) == started.end()) continue;
+    return error::invalid_argument(pipeline::format_diagnostic(
+        {r.loc, "device '" + r.device + "' does not exist on this machine; the " + plugin + " backend has " + have +
+                    " (see `switchyard run --list-devices`)",
+         false}));
   }
   if (rt->host_device < 0)
     return error::unavailable(

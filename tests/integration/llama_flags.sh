@@ -116,6 +116,15 @@ check "-f FILE is the prompt file" 0 '"prompt_ids":\[1,' -- bash -c "printf 'Hel
 check "-sys wraps the prompt in the chat template with a system message" 0 '"prompt_ids":\[' -- \
   "$exe" run -m "$m" -sys "Be brief." -p "Hello" -n 2 --json
 check "chat -p sends the first message" 0 "." -- bash -c "'$exe' chat -m '$m' -p Hello -n 4 -s 1 < /dev/null"
+# With `devices: all` only the started backend knows its devices: run checks the override.
+if "$exe" run --list-devices | grep -q '^  vulkan0:'; then
+  printf 'model: %s\nbackends: [ vulkan, cpu ]\nplacement: { overrides: ["blk=vulkan9"] }\n' "$m" > "$tmp/v9.yaml"
+  check "an override naming a device the machine lacks is refused at start, at its position" 1 \
+    "v9.yaml:3:26: device 'vulkan9' does not exist on this machine; the vulkan backend has vulkan0" -- \
+    "$exe" run -P "$tmp/v9.yaml" --prompt-ids 1 -n 1
+else
+  echo "skip [override device check at start: no Vulkan device here]"
+fi
 check "--list-devices lists the cpu" 0 "^  cpu: " -- "$exe" run --list-devices
 
 # Ctrl-C: the run stops, prints what it generated and its timings, and exits 130. The
