@@ -73,13 +73,7 @@ Node* backends_list(Node& root, const Location& where, std::vector<Diagnostic>& 
     return nullptr;
   }
   for (auto& item : b.items)
-    if (item.kind == Node::Kind::scalar) {  // `- cpu` is short for `- { plugin: cpu }`
-      Node name = item;
-      item = Node{};
-      item.kind = Node::Kind::map;
-      item.loc = name.loc;
-      item.entries.push_back({"plugin", name.loc, std::move(name)});
-    }
+    if (item.kind == Node::Kind::scalar) (void)pipeline::expand_item(item, "backends", "backends");  // `- cpu`
   return &b;
 }
 
@@ -109,42 +103,29 @@ Node* sampling_list(Node& root, const Location& where, std::vector<Diagnostic>& 
   return &s;
 }
 
-// Sets `param` of one chain item to `value`, whatever form the item is written in.
+// Sets `param` of one chain item to `value`, whatever form the item is written in:
+// `- top_k`, `{ top_k: 40 }` (the main parameter) or `{ top_k: { k: 40 } }`.
 void set_sampler_param(Node& item, const std::string& name, const std::string& param, const Node& value,
                        const registry::Registry& reg, std::vector<Diagnostic>& diags) {
-  const Location& where = value.loc;
-  if (item.kind == Node::Kind::scalar) {  // `- top_k`
-    item = Node{};
-    item.kind = Node::Kind::map;
-    item.loc = where;
-    item.entries.push_back({name, where, Node{}});
-  }
+  if (item.kind == Node::Kind::scalar) (void)pipeline::expand_item(item, "sampling", "sampling." + name);
   Node& v = item.entries.front().value;
-  if (v.kind == Node::Kind::scalar) {  // `{ top_k: 40 }`: the value is the main parameter
-    const auto primary = pipeline::primary_param(reg, name);
-    if (!primary) {
-      diags.push_back({where, "sampler '" + name + "' is written as { " + name + ": " + v.scalar +
-                                  " } but declares no main parameter to hold that value; write its parameters as a "
-                                  "mapping",
-                       false});
-      return;
-    }
-    if (*primary == param) {
+  if (v.kind == Node::Kind::scalar) {
+    const pipeline::PrimaryParam primary = [&](std::string_view s) { return pipeline::primary_param(reg, s); };
+    if (primary(name) == param) {  // the shorthand stays a shorthand
       v = value;
       return;
     }
-    Node old = v;
-    v = Node{};
-    v.kind = Node::Kind::map;
-    v.loc = old.loc;
-    v.entries.push_back({*primary, old.loc, std::move(old)});
+    if (auto st = pipeline::expand_primary(v, name, "sampling." + name, primary); !st) {
+      diags.push_back({value.loc, st.message(), false});
+      return;
+    }
   }
   if (v.kind == Node::Kind::null) {
     v.kind = Node::Kind::map;
-    v.loc = where;
+    v.loc = value.loc;
   }
   // Another kind is reported by validation, at the item.
-  if (v.kind == Node::Kind::map) child(v, param, where) = value;
+  if (v.kind == Node::Kind::map) child(v, param, value.loc) = value;
 }
 
 // Sets `param` on every `name` in the chain, or inserts `{ name: { param: value } }` where

@@ -28,7 +28,9 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   for (const auto& w : warnings) lg->warn("{}", w);
   // The model header's checks come before any weight is read or any cache allocated: a
   // context too large for the machine must be refused, not allocated until memory runs out.
-  auto desc = planner::describe_file(*rt->registry, p.model.path, p.model.format);
+  auto opened = model::open_source(*rt->registry, p.model.path, p.model.format);
+  if (!opened) return opened.status();
+  auto desc = planner::describe_source(*opened->source, p.model.path);
   if (!desc) return desc.status();
   std::string refused;
   for (const auto& d : preflight(p, *desc, *rt->registry)) {
@@ -95,7 +97,7 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
     }
   }
   Device& host = *rt->devices[static_cast<size_t>(rt->host_device)];
-  auto m = model::Model::load(*rt->registry, p.model.path, p.model.format, host, rt->host_device,
+  auto m = model::Model::load(std::move(*opened), p.model.path, host, rt->host_device,
                               model::WeightOptions{p.model.mmap, p.model.mlock});
   if (!m) return m.status();
   rt->model = std::move(*m);

@@ -10,9 +10,14 @@ Result<std::unique_ptr<Model>> Model::load(registry::Registry& reg, const std::f
                                            const WeightOptions& opts) {
   auto opened = open_source(reg, path, format);
   if (!opened) return opened.status();
+  return load(std::move(*opened), path, device, device_index, opts);
+}
+
+Result<std::unique_ptr<Model>> Model::load(OpenedSource opened, const std::filesystem::path& path, Device& device,
+                                           int device_index, const WeightOptions& opts) {
   std::unique_ptr<Model> m(new Model());
-  m->format_ = std::move(opened->format);
-  m->source_ = std::move(opened->source);
+  m->format_ = std::move(opened.format);
+  m->source_ = std::move(opened.source);
   auto hp = read_hparams(m->source_->metadata(), m->source_->tensors());
   if (!hp) return error::invalid_argument(path.string() + ": " + hp.status().message());
   m->hp_ = std::move(*hp);

@@ -8,6 +8,7 @@
 
 #include "model/architecture.hpp"
 #include "model/hparams.hpp"
+#include "model/source.hpp"
 #include "model/weights.hpp"
 #include "registry/registry.hpp"
 
@@ -20,6 +21,10 @@ class Model {
   static Result<std::unique_ptr<Model>> load(registry::Registry& reg, const std::filesystem::path& path,
                                              const std::string& format, Device& device, int device_index,
                                              const WeightOptions& opts = {});
+  /// The same for a source already opened (bring_up reads its header for the preflight
+  /// checks first, so the file is opened and probed once).
+  static Result<std::unique_ptr<Model>> load(OpenedSource opened, const std::filesystem::path& path, Device& device,
+                                             int device_index, const WeightOptions& opts = {});
 
   [[nodiscard]] const HParams& hparams() const { return hp_; }
   [[nodiscard]] const Metadata& metadata() const { return source_->metadata(); }

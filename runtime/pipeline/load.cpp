@@ -33,17 +33,23 @@ namespace {
 
 LoadResult finish(LoadResult out, Node root, const std::string& file, const LoadOptions& opts) {
   // Manifests are read before the overrides because expanding `{ top_p: 0.9 }` needs the
-  // sampler's main parameter; search-path warnings are kept from the final registry only.
-  std::vector<Diagnostic> ignored;
-  const auto early = registry_for(root, file, opts.fixed_search_dirs, ignored);
-  const PrimaryParam primary = [&](std::string_view sampler) { return primary_param(*early, sampler); };
+  // sampler's main parameter. The same registry validates unless the overrides changed
+  // `plugin_path`.
+  std::vector<Diagnostic> scratch, search_warnings;
+  const auto dirs_before = plugin_dirs(root, scratch);
+  auto reg = registry_for(root, file, opts.fixed_search_dirs, search_warnings);
+  const PrimaryParam primary = [&](std::string_view sampler) { return primary_param(*reg, sampler); };
   for (const auto& o : opts.sets) apply_set(root, o, out.diagnostics, primary);
   if (has_errors(out.diagnostics)) return out;
   if (opts.edit) {
-    opts.edit(root, *early, out.diagnostics);
+    opts.edit(root, *reg, out.diagnostics);
     if (has_errors(out.diagnostics)) return out;
   }
-  const auto reg = registry_for(root, file, opts.fixed_search_dirs, out.diagnostics);
+  if (plugin_dirs(root, scratch) != dirs_before) {
+    search_warnings.clear();
+    reg = registry_for(root, file, opts.fixed_search_dirs, search_warnings);
+  }
+  out.diagnostics.insert(out.diagnostics.end(), search_warnings.begin(), search_warnings.end());
   out.pipeline = validate(root, *reg, out.diagnostics, opts.validate);
   out.pipeline.source = file;
   return out;

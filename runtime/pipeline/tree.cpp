@@ -251,8 +251,6 @@ std::string item_name(const Node& item) {
   return "";
 }
 
-namespace {
-
 // `- cpu` in backends becomes { plugin: cpu }; `- dist` in sampling becomes { dist: null },
 // so that a key can be set inside them.
 Status expand_item(Node& item, const std::string& section, const std::string& walked) {
@@ -288,8 +286,6 @@ Status expand_primary(Node& value, const std::string& sampler, const std::string
   value.entries.push_back({*name, v.loc, std::move(v)});
   return {};
 }
-
-}  // namespace
 
 void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic>& diags, const PrimaryParam& primary) {
   const Location where{"--set " + assignment, 0, 0};

@@ -81,6 +81,15 @@ void apply_set(Node& root, const std::string& assignment, std::vector<Diagnostic
 /// a backend's `plugin`, or a sampler mapping's one key; "" otherwise.
 std::string item_name(const Node& item);
 
+/// A scalar list item made a mapping so a key can be set inside it: `- cpu` in `backends`
+/// becomes `{ plugin: cpu }`, `- dist` in `sampling` becomes `{ dist: null }`. `walked`
+/// names the item in the error for another section.
+Status expand_item(Node& item, const std::string& section, const std::string& walked);
+
+/// A sampler's shorthand value made a mapping of its main parameter: the `0.9` of
+/// `{ top_p: 0.9 }` becomes `{ p: 0.9 }`; an error (naming `walked`) when it has none.
+Status expand_primary(Node& value, const std::string& sampler, const std::string& walked, const PrimaryParam& primary);
+
 /// `model: file.gguf` becomes `model: { path: file.gguf }` (positions kept), so keys can
 /// be set or merged inside it.
 void expand_model_shorthand(Node& root);
