@@ -72,11 +72,18 @@ class CpuDevice final : public Device {
     const long page = sysconf(_SC_PAGE_SIZE);
     d.total_memory = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
     d.free_memory = meminfo_kib("MemAvailable:") * 1024;
-    d.host_visible = true;
+    d.reads_host_memory = true;
+    d.unified_memory = true;
+    d.features = {std::string("kernels: ") + std::string(isa_name(isa_)), std::to_string(threads_) + " threads"};
     return d;
   }
-  Result<std::unique_ptr<Buffer>> allocate(size_t bytes) noexcept override { return HostBuffer::create(bytes); }
-  bool supports(OpKind op, StorageType type) const noexcept override { return executor_.supports(op, type); }
+  // Every kind is plain RAM here: the host and the kernels read it alike.
+  Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferKind kind) noexcept override {
+    return HostBuffer::create(bytes, kind);
+  }
+  Support supports(const GraphNode& node, std::span<const GraphTensor> tensors) const noexcept override {
+    return executor_.supports(node, tensors) ? Support::yes : Support::no;
+  }
   Status execute(const SubGraph& g) noexcept override {
     try {
       return executor_.run(g);

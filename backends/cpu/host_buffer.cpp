@@ -6,13 +6,13 @@
 
 namespace sy::cpu {
 
-Result<std::unique_ptr<Buffer>> HostBuffer::create(size_t bytes) noexcept {
+Result<std::unique_ptr<Buffer>> HostBuffer::create(size_t bytes, BufferKind kind) noexcept {
   const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded < bytes) return error::invalid_argument("cpu: buffer size " + std::to_string(bytes) + " overflows");
   void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
   if (!p) return error::out_of_memory("cpu: could not allocate " + std::to_string(bytes) + " bytes of host memory");
   try {
-    return std::unique_ptr<Buffer>(new HostBuffer(p, bytes));
+    return std::unique_ptr<Buffer>(new HostBuffer(p, bytes, kind));
   } catch (...) {
     std::free(p);
     return error::out_of_memory("cpu: could not allocate a buffer object");

@@ -12,12 +12,13 @@ namespace sy::cpu {
 class HostBuffer final : public Buffer {
  public:
   /// Allocates `bytes` (rounded up to the alignment); error when memory is exhausted.
-  static Result<std::unique_ptr<Buffer>> create(size_t bytes) noexcept;
+  static Result<std::unique_ptr<Buffer>> create(size_t bytes, BufferKind kind = BufferKind::device_local) noexcept;
   ~HostBuffer() override;
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
 
   size_t size() const noexcept override { return size_; }
+  BufferKind kind() const noexcept override { return kind_; }
   Status upload(size_t offset, std::span<const std::byte> src) noexcept override;
   Status download(size_t offset, std::span<std::byte> dst) const noexcept override;
   void* host_data() noexcept override { return data_; }
@@ -25,9 +26,10 @@ class HostBuffer final : public Buffer {
   static constexpr size_t kAlignment = 4096;
 
  private:
-  HostBuffer(void* data, size_t size) : data_(data), size_(size) {}
+  HostBuffer(void* data, size_t size, BufferKind kind) : data_(data), size_(size), kind_(kind) {}
   void* data_;
   size_t size_;
+  BufferKind kind_;
 };
 
 }  // namespace sy::cpu

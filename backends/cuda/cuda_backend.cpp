@@ -57,7 +57,8 @@ class CudaDevice final : public Device {
     if (cudaGetDeviceProperties(&prop, ordinal_) == cudaSuccess) {
       d.description = prop.name;
       d.kind = prop.integrated ? DeviceKind::integrated_gpu : DeviceKind::discrete_gpu;
-      d.host_visible = prop.integrated != 0;
+      // Integrated GPUs share RAM, but cudaMalloc memory is still not mapped for the
+      // host: unified_memory stays false until managed allocations are used (issue 20).
     }
     size_t free_b = 0, total_b = 0;
     cudaSetDevice(ordinal_);
@@ -67,7 +68,10 @@ class CudaDevice final : public Device {
     }
     return d;
   }
-  Result<std::unique_ptr<Buffer>> allocate(size_t bytes) noexcept override {
+  Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferKind kind) noexcept override {
+    if (kind != BufferKind::device_local)
+      return error::unsupported("cuda" + std::to_string(index_) + ": " + std::string(buffer_kind_name(kind)) +
+                                " buffers arrive with the CUDA kernels (issue 20)");
     cudaSetDevice(ordinal_);
     void* p = nullptr;
     if (auto e = cudaMalloc(&p, bytes == 0 ? 1 : bytes))
@@ -80,7 +84,7 @@ class CudaDevice final : public Device {
       return error::out_of_memory("cuda: could not allocate a buffer object");
     }
   }
-  bool supports(OpKind, StorageType) const noexcept override { return false; }
+  Support supports(const GraphNode&, std::span<const GraphTensor>) const noexcept override { return Support::no; }
   Status execute(const SubGraph&) noexcept override {
     return error::unsupported("cuda: graph execution is not implemented yet");
   }

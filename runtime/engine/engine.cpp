@@ -9,18 +9,44 @@ namespace sy::engine {
 Engine::Engine(const model::Model& m, std::vector<Device*> devices, const EngineConfig& cfg)
     : model_(m), cfg_(cfg), sched_(std::move(devices), cfg.strict) {}
 
-Result<std::unique_ptr<Engine>> Engine::create(const model::Model& m, std::vector<Device*> devices, int cache_device,
+Result<std::unique_ptr<Engine>> Engine::create(const model::Model& m, std::vector<Device*> devices,
                                                const EngineConfig& cfg) {
   if (devices.empty()) return error::invalid_argument("the engine needs at least one device");
   if (cfg.ubatch < 1) return error::invalid_argument("context.ubatch must be at least 1");
-  Device& cache_dev = *devices[static_cast<size_t>(cache_device)];
-  std::unique_ptr<Engine> e(new Engine(m, std::move(devices), cfg));
-  auto kv = kv::KvCache::create(m.hparams(), cache_dev, cache_device, cfg.kv);
+  std::vector<int> layer_device;
+  for (int64_t il = 0; il < m.hparams().n_layer; ++il) layer_device.push_back(m.layer_device(il));
+  auto kv = kv::KvCache::create(m.hparams(), devices, layer_device, cfg.kv);
   if (!kv) return kv.status();
+  std::unique_ptr<Engine> e(new Engine(m, std::move(devices), cfg));
   e->kv_ = std::move(*kv);
   const auto n = static_cast<size_t>(cfg.ubatch);
   for (auto* v : {&e->tokens_, &e->positions_, &e->cells_, &e->rows_, &e->slots_, &e->outs_}) v->reserve(n);
+  if (auto st = e->check_placement(); !st) return st;
   return e;
+}
+
+Status Engine::check_placement() {
+  // A one-token step of a sequence that is not there: only shapes matter for placement.
+  const int32_t zero = 0;
+  const std::vector<int32_t> table(static_cast<size_t>(kv_->table_blocks() * kv_->config().n_seq_max), 0);
+  model::StepInputs in;
+  in.n_tokens = in.n_outputs = 1;
+  in.tokens = in.positions = in.kv_slots = in.seq_rows = in.state_slots = in.out_rows = &zero;
+  in.block_tables = table.data();
+  in.table_blocks = kv_->table_blocks();
+  in.table_rows = kv_->config().n_seq_max;
+  in.block_size = kv_->config().block_size;
+  in.k_cache = kv_->k();
+  in.v_cache = kv_->v();
+  in.conv_state = kv_->conv();
+  in.delta_state = kv_->delta();
+  in.kv_device = kv_->kv_devices();
+  in.state_device = kv_->state_devices();
+  graph_.clear();
+  model_.architecture().build(graph_, in);
+  auto st = sched_.plan(graph_);
+  graph_.clear();
+  return st;
 }
 
 Status Engine::decode(std::span<const BatchToken> batch, std::vector<float>& logits) {
@@ -87,7 +113,8 @@ Status Engine::ubatch(std::span<const BatchToken> batch, float* logits) {
   in.v_cache = kv_->v();
   in.conv_state = kv_->conv();
   in.delta_state = kv_->delta();
-  in.cache_device = kv_->device();
+  in.kv_device = kv_->kv_devices();
+  in.state_device = kv_->state_devices();
   in.tap_routing = cfg_.routing_stats;
   if (outs_.empty()) {
     // The graph still needs one output row; its logits are dropped.

@@ -30,8 +30,11 @@ struct BatchToken {
 
 class Engine {
  public:
-  /// `devices` in order of preference; the KV cache goes to devices[cache_device].
-  static Result<std::unique_ptr<Engine>> create(const model::Model& m, std::vector<Device*> devices, int cache_device,
+  /// `devices` in order of preference (the indices the model's placement uses); each
+  /// layer's cache goes to its layer's device. Every node of a one-token step is placed
+  /// here once, so a node no device runs (or, under strict, one that would fall back) is a
+  /// load-time error.
+  static Result<std::unique_ptr<Engine>> create(const model::Model& m, std::vector<Device*> devices,
                                                 const EngineConfig& cfg);
 
   /// Appends the tokens to their sequences (each sequence's tokens consecutive, the
@@ -50,6 +53,7 @@ class Engine {
  private:
   Engine(const model::Model& m, std::vector<Device*> devices, const EngineConfig& cfg);
   Status ubatch(std::span<const BatchToken> batch, float* logits);
+  Status check_placement();
 
   const model::Model& model_;
   EngineConfig cfg_;

@@ -4,6 +4,7 @@
 
 #include "engine/preflight.hpp"
 #include "log/log.hpp"
+#include "placement/placement.hpp"
 #include "planner/describe.hpp"
 
 namespace sy::engine {
@@ -17,6 +18,73 @@ Result<StorageType> kv_storage_type(const std::string& name) {
   return error::unsupported("context.kv_type " + name +
                             " has no attention kernel in this build; use f32, f16, bf16, q8_0 or q4_0");
 }
+
+namespace {
+
+struct Where {
+  model::WeightPlacement weights;
+  model::Model::Layers layers;
+};
+
+// The placement `plan` computes, applied: the same rules and auto-fit, over the devices
+// that started. Without a GPU everything stays on the host (the preflight has checked RAM).
+Result<Where> place_weights(const pipeline::Pipeline& p, const planner::ModelDesc& desc, Runtime& rt) {
+  Where w;
+  w.weights.devices = rt.devices;
+  w.weights.host = rt.host_device;
+  w.layers.output_device = rt.host_device;
+  const bool gpus = std::any_of(rt.names.begin(), rt.names.end(), [](const auto& n) { return n.gpu; });
+  if (!gpus) return w;
+  pipeline::PlacementConfig cfg = p.placement;
+  for (auto& r : cfg.overrides) {
+    auto name = placement::resolve_device(r.device, rt.names);
+    if (!name) return error::invalid_argument(pipeline::format_diagnostic({r.loc, name.status().message(), false}));
+    r.device = *name;
+  }
+  planner::Request req;
+  req.ctx = p.context.length;
+  req.parallel = p.context.parallel;
+  req.ubatch = p.context.ubatch;
+  auto kv = kv_storage_type(p.context.kv_type);
+  if (!kv) return kv.status();
+  req.kv_type = *kv;
+  const auto specs = placement::device_specs(rt.devices, rt.names);
+  // As in `plan`: with gpu_layers automatic, cpu_moe is a floor auto-fit may raise.
+  const bool moe_auto = cfg.gpu_layers.mode == pipeline::LayerCount::Mode::automatic;
+  auto fit = placement::fit(desc, specs, cfg, moe_auto, req);
+  if (!fit) return fit.status();
+  if (!fit->fits) {
+    std::string figures;
+    for (size_t d = 0; d < specs.size(); ++d) {
+      const uint64_t need = fit->usage[d].total(), usable = placement::usable_bytes(cfg, specs[d].budget);
+      figures += "\n  " + specs[d].name + " (" + rt.names[d].own + "): needs " + std::to_string(need >> 20) +
+                 " MiB, " + std::to_string(usable >> 20) + " MiB usable" + (need > usable ? "  <- does not fit" : "");
+    }
+    // The smallest cpu_moe that fits with every layer on the GPUs, if any does.
+    std::string hint = "lower context.length or placement.gpu_layers";
+    for (int64_t moe = 0; moe <= desc.hp.n_layer; ++moe) {
+      auto pl = placement::place(desc, specs, cfg.overrides, {desc.hp.n_layer + 1, moe});
+      if (pl && placement::fits(planner::account(desc, pl->assignment, specs, req), specs, cfg)) {
+        hint = "cpu_moe " + std::to_string(moe) + " would fit (placement: { cpu_moe: " + std::to_string(moe) +
+               " }, or --n-cpu-moe " + std::to_string(moe) + ")";
+        break;
+      }
+    }
+    return error::resource_exhausted("the placement does not fit this machine (gpu_layers " +
+                                     std::to_string(fit->placed.choice.gpu_layers) + ", cpu_moe " +
+                                     std::to_string(fit->placed.choice.cpu_moe) + "):" + figures + "\n" + hint +
+                                     "; `switchyard plan -P PIPELINE` shows the whole plan");
+  }
+  const auto& a = fit->placed.assignment;
+  w.weights.tensor_device = a.tensor_device;
+  w.layers.layer_device = a.layer_device;
+  w.layers.output_device = a.output_device;
+  auto lg = log::get("engine");
+  lg->info("placement: gpu_layers {}, cpu_moe {}", fit->placed.choice.gpu_layers, fit->placed.choice.cpu_moe);
+  return w;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std::vector<registry::SearchDir>* search,
                                           bool routing_stats) {
@@ -39,7 +107,6 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   }
   if (!refused.empty()) return error::invalid_argument(refused);
   rt->host_device = -1;
-  std::vector<std::string> started;  // plugins whose backend came up
   for (const auto& b : p.backends) {
     ParamMap params = b.params;
     if (!b.devices.empty()) params.set("devices", b.devices);
@@ -58,47 +125,16 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
       rt->devices.push_back(&(*be)->device(i));
     }
     rt->backends.push_back(std::move(*be));
-    started.push_back(b.plugin);
-  }
-  // Validation checks override devices against the listed `devices`; with `devices: all`
-  // only the started backend knows how many there are.
-  for (const auto& r : p.placement.overrides) {
-    if (r.device == "cpu") continue;
-    std::string have;
-    bool found = false;
-    const std::string plugin = r.device.substr(0, r.device.find_last_not_of("0123456789") + 1);
-    for (const Device* d : rt->devices) {
-      const std::string name = d->info().name;
-      found = found || name == r.device;
-      if (name.rfind(plugin, 0) == 0) have += (have.empty() ? "" : ", ") + name;
-    }
-    // A backend that was skipped has said why; its devices are not expected.
-    if (found || std::find(started.begin(), started.end(), plugin) == started.end()) continue;
-    return error::invalid_argument(pipeline::format_diagnostic(
-        {r.loc, "device '" + r.device + "' does not exist on this machine; the " + plugin + " backend has " + have +
-                    " (see `switchyard run --list-devices`)",
-         false}));
   }
   if (rt->host_device < 0)
     return error::unavailable(
-        "the pipeline has no cpu backend; weights and the KV cache live in RAM until GPU placement lands, so add "
-        "`- { plugin: cpu }` to `backends`");
-  if (rt->devices.size() > 1) {
-    // Documented as planned (docs/tuning.md): say so rather than let -ngl look applied.
-    const bool asks_gpu = p.placement.gpu_layers.mode != pipeline::LayerCount::Mode::count ||
-                          p.placement.gpu_layers.n > 0 ||
-                          std::any_of(p.placement.overrides.begin(), p.placement.overrides.end(),
-                                      [](const pipeline::OverrideRule& r) { return r.device != "cpu"; });
-    if (asks_gpu) {
-      rt->notes.push_back(
-          "placement is planned, not applied yet (issue 16): every weight and the KV cache stay in RAM and the CPU "
-          "computes; `switchyard plan` shows the placement the pipeline asks for");
-      lg->warn("{}", rt->notes.back());
-    }
-  }
-  Device& host = *rt->devices[static_cast<size_t>(rt->host_device)];
-  auto m = model::Model::load(std::move(*opened), p.model.path, host, rt->host_device,
-                              model::WeightOptions{p.model.mmap, p.model.mlock});
+        "the pipeline has no cpu backend; the token embeddings, the tokenizer's work and any layer placement leaves "
+        "in RAM run there, so add `- { plugin: cpu }` to `backends`");
+  rt->names = placement::name_devices(rt->devices, rt->host_device);
+  auto where = place_weights(p, *desc, *rt);
+  if (!where) return where.status();
+  auto m = model::Model::load(std::move(*opened), p.model.path, where->weights, where->layers,
+                              model::WeightOptions{p.model.mmap, p.model.mlock, p.strict});
   if (!m) return m.status();
   rt->model = std::move(*m);
   if (!p.model.tokenizer.empty()) {
@@ -119,7 +155,7 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   cfg.ubatch = p.context.ubatch;
   cfg.strict = p.strict;
   cfg.routing_stats = routing_stats;
-  auto e = Engine::create(*rt->model, rt->devices, rt->host_device, cfg);
+  auto e = Engine::create(*rt->model, rt->devices, cfg);
   if (!e) return e.status();
   rt->engine = std::move(*e);
   if (rt->model->weights().converted() > 0 && p.strict)

@@ -8,6 +8,7 @@
 
 #include "engine/engine.hpp"
 #include "pipeline/pipeline.hpp"
+#include "placement/device_names.hpp"
 #include "registry/registry.hpp"
 #include "registry/search_path.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -18,7 +19,8 @@ struct Runtime {
   std::unique_ptr<registry::Registry> registry;
   std::vector<registry::Owned<Backend>> backends;
   std::vector<Device*> devices;  ///< in pipeline order
-  int host_device = 0;           ///< where weights and the KV cache live (the CPU)
+  int host_device = 0;           ///< the cpu backend's device (host memory, the file's mapping)
+  std::vector<placement::NamedDevice> names;  ///< per device: gpuN / cpu and the backend's own name
   std::unique_ptr<model::Model> model;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<tok::Tokenizer> tokenizer;  ///< null when the model has none

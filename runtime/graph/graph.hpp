@@ -73,6 +73,7 @@ class Graph {
   [[nodiscard]] GraphTensor& tensor_at(TensorId t) { return tensors_[static_cast<size_t>(t)]; }
   [[nodiscard]] const TensorInfo& info(TensorId t) const { return info_[static_cast<size_t>(t)]; }
   [[nodiscard]] std::vector<GraphTensor>& tensors() { return tensors_; }
+  [[nodiscard]] const std::vector<GraphTensor>& tensors() const { return tensors_; }
   [[nodiscard]] const std::vector<GraphNode>& nodes() const { return nodes_; }
   [[nodiscard]] const std::vector<TensorInfo>& infos() const { return info_; }
   /// The tensor a view finally looks into (itself when it is not a view).

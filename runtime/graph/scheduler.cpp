@@ -14,38 +14,57 @@ size_t tensor_bytes(const GraphTensor& t) { return static_cast<size_t>(t.nb[3] *
 uint64_t shape_key(const Graph& g, std::span<const GraphNode> nodes) {
   uint64_t h = 1469598103934665603ull;
   auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  auto tensor = [&](TensorId t) {
+    const GraphTensor& x = g.tensor_at(t);
+    mix(static_cast<uint64_t>(x.type));
+    for (int d = 0; d < 4; ++d) mix(static_cast<uint64_t>(x.ne[d])), mix(static_cast<uint64_t>(x.nb[d]));
+  };
   for (const GraphNode& n : nodes) {
     mix(static_cast<uint64_t>(n.op));
-    for (int d = 0; d < 4; ++d) mix(static_cast<uint64_t>(g.tensor_at(n.dst).ne[d]));
+    tensor(n.dst);
+    for (int s = 0; s < kMaxSources && n.src[s] >= 0; ++s) tensor(n.src[s]);
   }
   return h;
+}
+
+// The type a fallback is reported by: the persistent operand's, else the first non-f32 one.
+StorageType reported_type(const Graph& g, const GraphNode& n, TensorId anchor) {
+  if (anchor >= 0) return g.tensor_at(anchor).type;
+  for (int s = 0; s < kMaxSources && n.src[s] >= 0; ++s)
+    if (g.tensor_at(n.src[s]).type != StorageType::I32) return g.tensor_at(n.src[s]).type;
+  return StorageType::F32;
 }
 
 }  // namespace
 
 Scheduler::Scheduler(std::vector<Device*> devices, bool strict) : devices_(std::move(devices)), strict_(strict) {
-  for (auto* d : devices_) host_visible_.push_back(d->info().host_visible);
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    info_.push_back(devices_[d]->info());
+    if (host_ < 0 && info_.back().reads_host_memory) host_ = static_cast<int>(d);
+  }
+  busy_.assign(devices_.size(), false);
   planners_.resize(devices_.size());
   arenas_.resize(devices_.size());
 }
 
-void Scheduler::note_fallback(const GraphNode& n, StorageType type, int from, int to) {
+void Scheduler::note_fallback(const GraphNode& n, StorageType type, int from, int to, const char* why) {
   ++stats_.fallback_nodes;
   const uint64_t key = (static_cast<uint64_t>(n.op) << 40) ^ (static_cast<uint64_t>(type) << 16) ^
                        (static_cast<uint64_t>(from) << 8) ^ static_cast<uint64_t>(to);
   if (std::find(seen_fallbacks_.begin(), seen_fallbacks_.end(), key) != seen_fallbacks_.end()) return;
   seen_fallbacks_.push_back(key);
   ++stats_.distinct_fallbacks;
-  log::get("graph")->warn("fallback: {} does not run {} on {} data; it runs on {} instead",
-                          devices_[static_cast<size_t>(from)]->info().name, op_name(n.op), storage_type_name(type),
-                          devices_[static_cast<size_t>(to)]->info().name);
+  log::get("graph")->warn("fallback: {} {} {} on {} data; it runs on {} instead", info_[static_cast<size_t>(from)].name,
+                          why, op_name(n.op), storage_type_name(type), info_[static_cast<size_t>(to)].name);
 }
 
 bool Scheduler::readable(int holder, int reader) const {
   if (holder == reader) return true;
-  // Host memory (inputs, or a host-visible device's buffers) is readable by host-visible devices.
-  const bool host_memory = holder < 0 || host_visible_[static_cast<size_t>(holder)];
-  return host_memory && host_visible_[static_cast<size_t>(reader)];
+  const DeviceInfo& r = info_[static_cast<size_t>(reader)];
+  if (holder < 0) return r.reads_host_memory;  // plain host memory: the engine's inputs
+  const DeviceInfo& h = info_[static_cast<size_t>(holder)];
+  // Another device's memory is readable in place only by the host, and only when mapped.
+  return r.reads_host_memory && (h.reads_host_memory || h.unified_memory);
 }
 
 TensorId Scheduler::mirror(Graph& g, TensorId base, int device) {
@@ -60,9 +79,25 @@ TensorId Scheduler::mirror(Graph& g, TensorId base, int device) {
   t.dst = copy;
   t.src[0] = base;
   nodes_.push_back(t);
-  node_device_.push_back(-1);
+  node_device_.push_back(-1 - device);
   mirrors_.push_back({base, device, copy});
   return copy;
+}
+
+int Scheduler::choose(const Graph& g, const GraphNode& n, int preferred) {
+  const std::span<const GraphTensor> tensors(g.tensors());
+  const Support own = devices_[static_cast<size_t>(preferred)]->supports(n, tensors);
+  if (own != Support::no) return preferred;
+  // The first device that runs it well, else the first that can.
+  int chosen = -1, reluctant = -1;
+  for (size_t d = 0; d < devices_.size() && chosen < 0; ++d) {
+    if (static_cast<int>(d) == preferred) continue;
+    const Support s = devices_[d]->supports(n, tensors);
+    if (s == Support::yes) chosen = static_cast<int>(d);
+    else if (s == Support::prefer_not && reluctant < 0) reluctant = static_cast<int>(d);
+  }
+  if (chosen < 0) chosen = reluctant;
+  return chosen;
 }
 
 Status Scheduler::assign(Graph& g) {
@@ -75,33 +110,40 @@ Status Scheduler::assign(Graph& g) {
     if (g.info(static_cast<TensorId>(t)).origin == Origin::persistent) tensor_device_[t] = g.info(static_cast<TensorId>(t)).device;
   for (size_t i = 0; i < n_graph; ++i) {
     GraphNode n = g.nodes()[i];  // a copy: sources may be redirected to mirrors
-    // The tensor that decides placement: weights (or a cache) the node reads or writes.
+    // Placement: the persistent tensor the node writes or reads (weights, a cache), else
+    // the device that produced its first source, else the host (only host inputs).
     TensorId anchor = -1;
     if (g.info(g.base(n.dst)).origin == Origin::persistent) anchor = g.base(n.dst);
     for (int s = 0; s < kMaxSources && n.src[s] >= 0 && anchor < 0; ++s)
       if (g.info(g.base(n.src[s])).origin == Origin::persistent) anchor = g.base(n.src[s]);
-    const StorageType type = anchor >= 0 ? g.tensor_at(anchor).type : StorageType::F32;
-    const int preferred = anchor >= 0 ? g.info(anchor).device : 0;
-    int chosen = -1;
-    if (devices_[static_cast<size_t>(preferred)]->supports(n.op, type)) {
-      chosen = preferred;
-    } else {
-      for (size_t d = 0; d < devices_.size() && chosen < 0; ++d)
-        if (devices_[d]->supports(n.op, type)) chosen = static_cast<int>(d);
-      if (chosen < 0)
-        return error::unsupported("no backend of this pipeline can run " + std::string(op_name(n.op)) + " on " +
-                                  std::string(storage_type_name(type)) + " data; add the cpu backend to `backends`");
+    int preferred = anchor >= 0 ? g.info(anchor).device : -1;
+    for (int s = 0; s < kMaxSources && n.src[s] >= 0 && preferred < 0; ++s)
+      preferred = tensor_device_[static_cast<size_t>(g.base(n.src[s]))];
+    if (preferred < 0) preferred = host_ >= 0 ? host_ : 0;
+    const StorageType type = reported_type(g, n, anchor);
+    const int chosen = choose(g, n, preferred);
+    if (chosen < 0)
+      return error::unsupported("no backend of this pipeline can run " + std::string(op_name(n.op)) + " on " +
+                                std::string(storage_type_name(type)) + " data; add the cpu backend to `backends`");
+    if (chosen != preferred) {
       if (strict_)
-        return error::unsupported(devices_[static_cast<size_t>(preferred)]->info().name + " cannot run " +
+        return error::unsupported(info_[static_cast<size_t>(preferred)].name + " cannot run " +
                                   std::string(op_name(n.op)) + " on " + std::string(storage_type_name(type)) +
                                   " data and `strict: true` forbids falling back to " +
-                                  devices_[static_cast<size_t>(chosen)]->info().name);
-      note_fallback(n, type, preferred, chosen);
+                                  info_[static_cast<size_t>(chosen)].name);
+      note_fallback(n, type, preferred, chosen, anchor >= 0 ? "holds the data of" : "has no kernel for");
     }
     // Sources the chosen device cannot read are copied to it (one copy per step).
     for (int s = 0; s < kMaxSources && n.src[s] >= 0; ++s) {
       const TensorId b = g.base(n.src[s]);
-      if (readable(tensor_device_[static_cast<size_t>(b)], chosen)) continue;
+      const int holder = tensor_device_[static_cast<size_t>(b)];
+      if (readable(holder, chosen)) continue;
+      if (g.info(b).origin == Origin::persistent)
+        return error::unsupported(std::string(op_name(n.op)) + " runs on " + info_[static_cast<size_t>(chosen)].name +
+                                  " but reads a weight or cache held by " + info_[static_cast<size_t>(holder)].name +
+                                  ", which it cannot read; weights are not copied per step, so place that tensor on " +
+                                  info_[static_cast<size_t>(chosen)].name + " (placement.overrides) or keep " +
+                                  std::string(op_name(n.op)) + " with it");
       const TensorId m = mirror(g, b, chosen);
       if (n.src[s] == b) {
         n.src[s] = m;
@@ -116,8 +158,8 @@ Status Scheduler::assign(Graph& g) {
     const TensorId db = g.base(n.dst);
     const int holder = tensor_device_[static_cast<size_t>(db)];
     if (holder >= 0 && holder != chosen && !readable(holder, chosen))
-      return error::unsupported(std::string(op_name(n.op)) + " on " + devices_[static_cast<size_t>(chosen)]->info().name +
-                                " writes into memory held by " + devices_[static_cast<size_t>(holder)]->info().name +
+      return error::unsupported(std::string(op_name(n.op)) + " on " + info_[static_cast<size_t>(chosen)].name +
+                                " writes into memory held by " + info_[static_cast<size_t>(holder)].name +
                                 "; keep the KV cache on a device that runs attention");
     if (holder < 0) tensor_device_[static_cast<size_t>(db)] = chosen;
     // Copies made earlier in the step no longer match what this node writes.
@@ -163,7 +205,7 @@ Status Scheduler::allocate(Graph& g) {
     if (need > 0 && (!arenas_[d] || arenas_[d]->size() < need)) {
       arenas_[d].reset();
       constexpr size_t kMiB = 1u << 20;
-      auto buf = devices_[d]->allocate((need + kMiB - 1) / kMiB * kMiB);
+      auto buf = devices_[d]->allocate((need + kMiB - 1) / kMiB * kMiB, BufferKind::device_local);
       if (!buf) return buf.status();
       arenas_[d] = std::move(*buf);
     }
@@ -188,46 +230,82 @@ Status Scheduler::allocate(Graph& g) {
   return Status::ok();
 }
 
-Status Scheduler::transfer(Graph& g, const GraphNode& n) {
+Status Scheduler::wait(int device) {
+  if (device < 0 || !busy_[static_cast<size_t>(device)]) return Status::ok();
+  busy_[static_cast<size_t>(device)] = false;
+  return devices_[static_cast<size_t>(device)]->synchronize();
+}
+
+Status Scheduler::wait_all() {
+  for (size_t d = 0; d < devices_.size(); ++d)
+    if (auto st = wait(static_cast<int>(d)); !st) return st;
+  return Status::ok();
+}
+
+Status Scheduler::transfer(Graph& g, const GraphNode& n, int to) {
   const GraphTensor& src = g.tensor_at(n.src[0]);
   const GraphTensor& dst = g.tensor_at(n.dst);
+  const int from = tensor_device_[static_cast<size_t>(g.base(n.src[0]))];
   const size_t bytes = tensor_bytes(src);
   ++stats_.transfers;
   stats_.transfer_bytes += bytes;
-  if (src.data && dst.data) {
-    std::memcpy(dst.data, src.data, bytes);
-    return Status::ok();
+  stats_.last_step_transfer_bytes += bytes;
+  Device& dev = *devices_[static_cast<size_t>(to)];
+  const bool to_host = info_[static_cast<size_t>(to)].reads_host_memory;
+  if (src.data) {
+    // The host reads the source in place once its producer finished.
+    if (auto st = wait(from); !st) return st;
+    if (to_host) {
+      std::memcpy(dst.data, src.data, bytes);
+      return Status::ok();
+    }
+    busy_[static_cast<size_t>(to)] = true;
+    return dev.copy_to_device(*dst.buffer, dst.offset, {static_cast<const std::byte*>(src.data), bytes});
   }
-  if (src.data) return dst.buffer->upload(dst.offset, {static_cast<const std::byte*>(src.data), bytes});
+  Device& owner = *devices_[static_cast<size_t>(from)];
+  if (to_host) {
+    // Into host memory the destination reads; it waits for the owner before it runs.
+    busy_[static_cast<size_t>(from)] = true;
+    return owner.copy_to_host(*src.buffer, src.offset, {static_cast<std::byte*>(dst.data), bytes});
+  }
+  // Between two devices that share no memory: through the host.
   if (staging_.size() < bytes) staging_.resize(bytes);
   const std::span<std::byte> stage(staging_.data(), bytes);
-  if (auto st = src.buffer->download(src.offset, stage); !st) return st;
-  if (dst.data) {
-    std::memcpy(dst.data, staging_.data(), bytes);
-    return Status::ok();
-  }
-  return dst.buffer->upload(dst.offset, stage);
+  if (auto st = owner.copy_to_host(*src.buffer, src.offset, stage); !st) return st;
+  busy_[static_cast<size_t>(from)] = true;
+  if (auto st = wait(from); !st) return st;
+  busy_[static_cast<size_t>(to)] = true;
+  return dev.copy_to_device(*dst.buffer, dst.offset, stage);
 }
+
+Status Scheduler::plan(Graph& g) { return assign(g); }
 
 Status Scheduler::run(Graph& g) {
   if (auto st = assign(g); !st) return st;
   if (auto st = allocate(g); !st) return st;
   ++stats_.steps;
+  stats_.last_step_transfer_bytes = 0;
   size_t first = 0;
   while (first < nodes_.size()) {
     if (node_device_[first] < 0) {
-      if (auto st = transfer(g, nodes_[first]); !st) return st;
+      if (auto st = transfer(g, nodes_[first], -1 - node_device_[first]); !st) return st;
       ++first;
       continue;
     }
     size_t last = first + 1;
     while (last < nodes_.size() && node_device_[last] == node_device_[first]) ++last;
+    const int d = node_device_[first];
+    // A device that reads host memory reads what the others wrote there: they finish first.
+    if (info_[static_cast<size_t>(d)].reads_host_memory)
+      if (auto st = wait_all(); !st) return st;
     const auto span = std::span<const GraphNode>(nodes_).subspan(first, last - first);
     SubGraph sg{g.tensors(), span, shape_key(g, span)};
-    if (auto st = devices_[static_cast<size_t>(node_device_[first])]->execute(sg); !st) return st;
+    busy_[static_cast<size_t>(d)] = true;
+    if (auto st = devices_[static_cast<size_t>(d)]->execute(sg); !st) return st;
     first = last;
   }
-  return Status::ok();
+  // The engine reads the outputs next.
+  return wait_all();
 }
 
 }  // namespace sy::graph

@@ -1,11 +1,19 @@
 // The scheduler: places each node of a step's graph on a device, splits the graph into
 // per-device sub-graphs, plans the intermediates into per-device arenas and runs the
 // sub-graphs in order. Placement follows ONNX Runtime's execution providers: a node runs
-// where its weights live when that device's capability query accepts it; otherwise on the
-// preferred device that does, which is a fallback — logged once, counted in the stats, and
-// an error under `strict: true`. A source held in memory the chosen device cannot read is
-// copied there first (a transfer the scheduler runs between sub-graphs), once per step and
-// device.
+// where its weights (or cache) live, and a node without any runs on the device that
+// produced its first source; the device's per-node capability query must accept it,
+// otherwise the node runs on the first device in preference order that does — a
+// fallback, logged once, counted in the stats, and an error under `strict: true`.
+//
+// Data moves by DeviceInfo's read rules: an activation the chosen device cannot read is
+// copied to it (queued on that device, once per step and device). Persistent tensors
+// (weights, caches) are never copied per step: a node that would need one elsewhere is an
+// error naming it, since where weights live is decided at load.
+//
+// Devices work asynchronously; the host waits for a device only before it reads that
+// device's results: before a host-reading device runs, before a copy out of it, and at the
+// end of the step (the engine reads the logits).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +34,7 @@ struct SchedulerStats {
   uint64_t arena_peak_bytes = 0;  ///< what the last graph needed at its peak (arenas grow in whole MiB)
   int64_t transfers = 0;          ///< copies between device memories, summed over steps
   uint64_t transfer_bytes = 0;
+  uint64_t last_step_transfer_bytes = 0;  ///< bytes the last step moved between devices
 };
 
 class Scheduler {
@@ -35,6 +44,9 @@ class Scheduler {
 
   /// Places, allocates and runs `g`. Persistent and input tensors must hold their data.
   Status run(Graph& g);
+  /// Places `g` without running it: the load-time check that every node has a device
+  /// (and, under strict, its own). Fallbacks found are logged and counted like a run's.
+  Status plan(Graph& g);
 
   [[nodiscard]] const SchedulerStats& stats() const { return stats_; }
   [[nodiscard]] size_t device_count() const { return devices_.size(); }
@@ -43,19 +55,24 @@ class Scheduler {
  private:
   Status assign(Graph& g);
   Status allocate(Graph& g);
-  Status transfer(Graph& g, const GraphNode& n);
-  void note_fallback(const GraphNode& n, StorageType type, int from, int to);
+  Status transfer(Graph& g, const GraphNode& n, int to);
+  Status wait(int device);
+  Status wait_all();
+  void note_fallback(const GraphNode& n, StorageType type, int from, int to, const char* why);
   [[nodiscard]] bool readable(int holder, int reader) const;
+  [[nodiscard]] int choose(const Graph& g, const GraphNode& n, int preferred);
   TensorId mirror(Graph& g, TensorId src, int device);
 
   std::vector<Device*> devices_;
-  std::vector<bool> host_visible_;
+  std::vector<DeviceInfo> info_;
+  int host_ = -1;  // the first device that reads host memory (where host inputs are used in place)
   bool strict_;
   SchedulerStats stats_;
   std::vector<uint64_t> seen_fallbacks_;
+  std::vector<bool> busy_;  // per device: work queued that the host has not waited for
   // Per-step working vectors, kept to avoid allocation.
   std::vector<GraphNode> nodes_;   // the graph's nodes with transfers inserted
-  std::vector<int> node_device_;   // per entry of nodes_; -1: a transfer
+  std::vector<int> node_device_;   // per entry of nodes_; for a transfer, -1 - destination device
   struct Mirror {
     TensorId base;
     int device;

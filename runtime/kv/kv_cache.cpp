@@ -10,7 +10,7 @@ namespace sy::kv {
 namespace {
 
 Result<std::unique_ptr<Buffer>> zeroed(Device& d, size_t bytes) {
-  auto b = d.allocate(std::max<size_t>(bytes, 64));
+  auto b = d.allocate(std::max<size_t>(bytes, 64), BufferKind::device_local);
   if (!b) return b.status();
   if (void* p = (*b)->host_data()) {
     std::memset(p, 0, (*b)->size());
@@ -34,8 +34,8 @@ Status move_bytes(Buffer& b, size_t from, size_t to, size_t bytes) {
 
 }  // namespace
 
-Result<std::unique_ptr<KvCache>> KvCache::create(const model::HParams& hp, Device& device, int device_index,
-                                                 const KvConfig& cfg) {
+Result<std::unique_ptr<KvCache>> KvCache::create(const model::HParams& hp, std::span<Device* const> devices,
+                                                 std::span<const int> layer_device, const KvConfig& cfg) {
   if (cfg.n_ctx < 1 || cfg.n_seq_max < 1 || cfg.block_size < 1)
     return error::invalid_argument("context length, parallel sequences and block size must be positive");
   const auto& ti = storage_type_info(cfg.type);
@@ -47,18 +47,24 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const model::HParams& hp, Devic
                                      "; use kv_type f16 for it");
   std::unique_ptr<KvCache> c(new KvCache());
   c->cfg_ = cfg;
-  c->device_ = &device;
-  c->device_index_ = device_index;
+  c->kv_bytes_.assign(devices.size(), 0);
+  c->state_bytes_.assign(devices.size(), 0);
   c->max_blocks_ = (cfg.n_ctx + cfg.block_size - 1) / cfg.block_size;
   const int64_t n_blocks = c->max_blocks_ * cfg.n_seq_max;
   const int64_t cells = n_blocks * cfg.block_size;
-  auto make = [&](StorageType type, int64_t ne0, int64_t ne1, int64_t ne2, std::vector<GraphTensor>& out) -> Status {
+  int dev = 0;  // the layer being allocated
+  auto make = [&](StorageType type, int64_t ne0, int64_t ne1, int64_t ne2, std::vector<GraphTensor>& out,
+                  std::vector<uint64_t>& bytes) -> Status {
     GraphTensor t;
     t.type = type;
     t.ne[0] = ne0, t.ne[1] = ne1, t.ne[2] = ne2;
     graph::set_contiguous_strides(t);
-    auto b = zeroed(device, static_cast<size_t>(t.nb[3] * t.ne[3]));
-    if (!b) return b.status();
+    const auto n = static_cast<size_t>(t.nb[3] * t.ne[3]);
+    auto b = zeroed(*devices[static_cast<size_t>(dev)], n);
+    if (!b)
+      return Status(b.status().code(), "allocating the KV cache on " + devices[static_cast<size_t>(dev)]->info().name +
+                                           ": " + b.status().message());
+    bytes[static_cast<size_t>(dev)] += n;
     t.buffer = b->get();
     t.data = (*b)->host_data();
     c->buffers_.push_back(std::move(*b));
@@ -66,13 +72,18 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const model::HParams& hp, Devic
     return Status::ok();
   };
   for (int64_t il = 0; il < hp.n_layer; ++il) {
+    dev = layer_device.empty() ? 0 : layer_device[static_cast<size_t>(il)];
     if (hp.is_full_attention(il)) {
-      if (auto st = make(cfg.type, hp.head_dim_k, hp.n_head_kv, cells, c->k_); !st) return st;
-      if (auto st = make(cfg.type, hp.head_dim_v, hp.n_head_kv, cells, c->v_); !st) return st;
+      if (auto st = make(cfg.type, hp.head_dim_k, hp.n_head_kv, cells, c->k_, c->kv_bytes_); !st) return st;
+      if (auto st = make(cfg.type, hp.head_dim_v, hp.n_head_kv, cells, c->v_, c->kv_bytes_); !st) return st;
       c->bytes_per_token_ += static_cast<uint64_t>(c->k_.back().nb[2] + c->v_.back().nb[2]);
+      c->kv_device_.push_back(dev);
     } else {
-      if (auto st = make(StorageType::F32, hp.conv_state_floats(), cfg.n_seq_max, 1, c->conv_); !st) return st;
-      if (auto st = make(StorageType::F32, hp.delta_state_floats(), cfg.n_seq_max, 1, c->delta_); !st) return st;
+      if (auto st = make(StorageType::F32, hp.conv_state_floats(), cfg.n_seq_max, 1, c->conv_, c->state_bytes_); !st)
+        return st;
+      if (auto st = make(StorageType::F32, hp.delta_state_floats(), cfg.n_seq_max, 1, c->delta_, c->state_bytes_); !st)
+        return st;
+      c->state_device_.push_back(dev);
     }
   }
   c->tables_.assign(static_cast<size_t>(cfg.n_seq_max * c->max_blocks_), 0);

@@ -25,9 +25,10 @@ struct KvConfig {
 
 class KvCache {
  public:
-  /// Allocates the pool and the state slots on `device` (index `device_index`).
-  static Result<std::unique_ptr<KvCache>> create(const model::HParams& hp, Device& device, int device_index,
-                                                  const KvConfig& cfg);
+  /// Allocates the pool and the state slots, each layer's on its device:
+  /// devices[layer_device[il]] (every layer on devices[0] when layer_device is empty).
+  static Result<std::unique_ptr<KvCache>> create(const model::HParams& hp, std::span<Device* const> devices,
+                                                  std::span<const int> layer_device, const KvConfig& cfg);
 
   /// Starts an empty sequence with a fresh (zero) recurrent state.
   Status add(int32_t seq);
@@ -45,7 +46,12 @@ class KvCache {
   [[nodiscard]] int32_t row(int32_t seq) const;
 
   [[nodiscard]] const KvConfig& config() const { return cfg_; }
-  [[nodiscard]] int device() const { return device_index_; }
+  /// Device index of each full-attention layer's K/V, and of each linear layer's state.
+  [[nodiscard]] std::span<const int> kv_devices() const { return kv_device_; }
+  [[nodiscard]] std::span<const int> state_devices() const { return state_device_; }
+  /// Bytes of K/V and of recurrent state each device holds (per device index).
+  [[nodiscard]] const std::vector<uint64_t>& kv_bytes() const { return kv_bytes_; }
+  [[nodiscard]] const std::vector<uint64_t>& state_bytes() const { return state_bytes_; }
   [[nodiscard]] const int32_t* tables() const { return tables_.data(); }
   [[nodiscard]] int64_t table_blocks() const { return max_blocks_; }
   [[nodiscard]] std::span<const GraphTensor> k() const { return k_; }
@@ -64,8 +70,8 @@ class KvCache {
   void release_blocks(int32_t row);
 
   KvConfig cfg_;
-  Device* device_ = nullptr;
-  int device_index_ = 0;
+  std::vector<int> kv_device_, state_device_;
+  std::vector<uint64_t> kv_bytes_, state_bytes_;
   int64_t max_blocks_ = 0;
   uint64_t bytes_per_token_ = 0;
   std::vector<std::unique_ptr<Buffer>> buffers_;

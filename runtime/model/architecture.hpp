@@ -28,7 +28,8 @@ struct StepInputs {
   int64_t table_blocks = 0, table_rows = 0, block_size = 0;
   std::span<const GraphTensor> k_cache, v_cache;         ///< per full-attention layer
   std::span<const GraphTensor> conv_state, delta_state;  ///< per linear-attention layer
-  int cache_device = 0;
+  std::span<const int> kv_device;     ///< device of each full-attention layer's K/V
+  std::span<const int> state_device;  ///< device of each linear-attention layer's state
   /// Tap each MoE layer's chosen expert ids (graph taps, in layer order) and run every
   /// token through the last layer, so routing statistics cover the whole batch.
   bool tap_routing = false;

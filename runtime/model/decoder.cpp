@@ -32,7 +32,7 @@ constexpr Traits kTraits[] = {
 
 class Decoder final : public Architecture {
  public:
-  Decoder(const Traits& tr, const HParams& hp, const Weights& w) : tr_(tr), hp_(hp), dev_(w.device()) {}
+  Decoder(const Traits& tr, const HParams& hp, const Weights& w) : tr_(tr), hp_(hp), weights_(w) {}
 
   Status resolve(const Weights& w) {
     Resolver r(w, tr_.name, views_);
@@ -61,7 +61,7 @@ class Decoder final : public Architecture {
   }
 
   TensorId build(graph::Graph& g, const StepInputs& in) const override {
-    Ctx c{g, in, hp_, dev_};
+    Ctx c{g, in, hp_, weights_};
     c.rope_freqs = rope_freqs_;
     c.bind_inputs();
     TensorId x = g.get_rows(c.w(emb_.tok_embd), c.tokens);
@@ -89,7 +89,7 @@ class Decoder final : public Architecture {
  private:
   Traits tr_;
   HParams hp_;
-  int dev_;
+  const Weights& weights_;
   std::deque<GraphTensor> views_;  // rows of fused tensors the layers point into
   EmbeddingWeights emb_;
   const GraphTensor* rope_freqs_ = nullptr;

@@ -31,7 +31,7 @@ struct Layer {
 
 class DeepSeek2 final : public Architecture {
  public:
-  DeepSeek2(const HParams& hp, const Weights& w) : hp_(hp), dev_(w.device()) {}
+  DeepSeek2(const HParams& hp, const Weights& w) : hp_(hp), weights_(w) {}
 
   Status resolve(const Weights& w) {
     Resolver r(w, "deepseek2", views_);
@@ -81,7 +81,7 @@ class DeepSeek2 final : public Architecture {
   }
 
   TensorId build(graph::Graph& g, const StepInputs& in) const override {
-    Ctx c{g, in, hp_, dev_};
+    Ctx c{g, in, hp_, weights_};
     c.bind_inputs();
     // ids [0 .. heads) per token: matmul_id then applies head h's own matrix to head h.
     const auto need = static_cast<size_t>(hp_.n_head * in.n_tokens);
@@ -127,8 +127,8 @@ class DeepSeek2 final : public Architecture {
     const TensorId q_c = g.matmul_id(c.w(w.k_b), q_nope, heads);  // [rank, nh, n]
     const TensorId q_full = concat(g, q_c, q_pe, 0);
     const auto kl = static_cast<size_t>(kv_layer);
-    const TensorId kc = g.persistent(c.in.k_cache[kl], c.in.cache_device);
-    const TensorId vc = g.persistent(c.in.v_cache[kl], c.in.cache_device);
+    const TensorId kc = g.persistent(c.in.k_cache[kl], c.in.kv_device[kl]);
+    const TensorId vc = g.persistent(c.in.v_cache[kl], c.in.kv_device[kl]);
     g.op(OpKind::set_rows, kc, {g.reshape(k_full, rank + rot, n), c.kv_slots});
     g.op(OpKind::set_rows, vc, {lat, c.kv_slots});
     const TensorId o = g.tensor(StorageType::F32, rank, nh, n);
@@ -139,7 +139,7 @@ class DeepSeek2 final : public Architecture {
   }
 
   HParams hp_;
-  int dev_;
+  const Weights& weights_;
   std::deque<GraphTensor> views_;
   EmbeddingWeights emb_;
   std::vector<Layer> layers_;

@@ -288,8 +288,8 @@ TensorId attention(Ctx& c, const AttentionWeights& w, TensorId x, int64_t kv_lay
   q = rope(c, q, rope_mode);
   k = rope(c, k, rope_mode);
   const auto kl = static_cast<size_t>(kv_layer);
-  const TensorId kc = g.persistent(c.in.k_cache[kl], c.in.cache_device);
-  const TensorId vc = g.persistent(c.in.v_cache[kl], c.in.cache_device);
+  const TensorId kc = g.persistent(c.in.k_cache[kl], c.in.kv_device[kl]);
+  const TensorId vc = g.persistent(c.in.v_cache[kl], c.in.kv_device[kl]);
   g.op(OpKind::set_rows, kc, {g.reshape(k, hd * nkv, n), c.kv_slots});
   g.op(OpKind::set_rows, vc, {g.reshape(v, hp.head_dim_v * nkv, n), c.kv_slots});
   TensorId o = g.tensor(StorageType::F32, hp.head_dim_v, nh, n);
@@ -312,7 +312,7 @@ TensorId delta_net(Ctx& c, const DeltaNetWeights& w, TensorId x, int64_t state_l
   const auto sl = static_cast<size_t>(state_layer);
   TensorId conv = g.tensor(StorageType::F32, ch, n);
   g.op(OpKind::conv1d, conv,
-       {qkv, c.w(w.conv), g.persistent(c.in.conv_state[sl], c.in.cache_device), c.state_slots});
+       {qkv, c.w(w.conv), g.persistent(c.in.conv_state[sl], c.in.state_device[sl]), c.state_slots});
   conv = g.unary(OpKind::silu, conv);
   const int64_t row = ch * 4;
   TensorId q = g.view(conv, {d, kh, n}, {d * 4, row}, 0);
@@ -323,7 +323,7 @@ TensorId delta_net(Ctx& c, const DeltaNetWeights& w, TensorId x, int64_t state_l
   q = g.unary(OpKind::scale, q, {1.0f / std::sqrt(static_cast<float>(d))});
   TensorId o = g.tensor(StorageType::F32, d, vh, n);
   g.op(OpKind::delta_net, o,
-       {q, k, v, gdecay, beta, g.persistent(c.in.delta_state[sl], c.in.cache_device), c.state_slots});
+       {q, k, v, gdecay, beta, g.persistent(c.in.delta_state[sl], c.in.state_device[sl]), c.state_slots});
   o = g.norm(o, c.w(w.norm), hp.eps);
   o = g.binary(OpKind::mul, o, g.unary(OpKind::silu, g.reshape(z, d, vh, n)));
   return g.matmul(c.w(w.out), g.reshape(o, d * vh, n));
@@ -368,7 +368,7 @@ TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, const RouterConfig& r) {
       const GraphTensor& gt = *w.shared_gate;
       GraphTensor col = gt;  // a 1-D gate is a one-row matrix
       col.ne[1] = 1;
-      const TensorId gate = g.unary(OpKind::sigmoid, g.matmul(g.persistent(col, c.dev), x));
+      const TensorId gate = g.unary(OpKind::sigmoid, g.matmul(g.persistent(col, c.weights.device_of(col)), x));
       s = g.binary(OpKind::mul, s, gate);
     }
     out = g.binary(OpKind::add, out, s);

@@ -150,7 +150,7 @@ struct Ctx {
   graph::Graph& g;
   const StepInputs& in;
   const HParams& hp;
-  int dev;
+  const Weights& weights;
   graph::TensorId tokens = -1, positions = -1, kv_slots = -1, seq_rows = -1, tables = -1, state_slots = -1,
                   out_rows = -1;
   /// RoPE frequency factors every rope() applies, or null.
@@ -158,7 +158,7 @@ struct Ctx {
 
   void bind_inputs();
   /// A weight as a graph tensor.
-  graph::TensorId w(const GraphTensor* t) const { return g.persistent(*t, dev); }
+  graph::TensorId w(const GraphTensor* t) const { return g.persistent(*t, weights.device_of(*t)); }
 };
 
 /// Final norm and LM head: the logits [n_vocab, rows of x], marked as the graph's output.

@@ -5,30 +5,32 @@
 
 namespace sy::model {
 
-Result<std::unique_ptr<Model>> Model::load(registry::Registry& reg, const std::filesystem::path& path,
-                                           const std::string& format, Device& device, int device_index,
-                                           const WeightOptions& opts) {
-  auto opened = open_source(reg, path, format);
-  if (!opened) return opened.status();
-  return load(std::move(*opened), path, device, device_index, opts);
-}
-
-Result<std::unique_ptr<Model>> Model::load(OpenedSource opened, const std::filesystem::path& path, Device& device,
-                                           int device_index, const WeightOptions& opts) {
+Result<std::unique_ptr<Model>> Model::load(OpenedSource opened, const std::filesystem::path& path,
+                                           const WeightPlacement& where, Layers layers, const WeightOptions& opts) {
   std::unique_ptr<Model> m(new Model());
   m->format_ = std::move(opened.format);
   m->source_ = std::move(opened.source);
   auto hp = read_hparams(m->source_->metadata(), m->source_->tensors());
   if (!hp) return error::invalid_argument(path.string() + ": " + hp.status().message());
   m->hp_ = std::move(*hp);
-  auto w = Weights::load(*m->source_, device, device_index, opts);
-  if (!w) return error::invalid_argument(path.string() + ": " + w.status().message());
+  if (!layers.layer_device.empty() && static_cast<int64_t>(layers.layer_device.size()) != m->hp_.n_layer)
+    return error::internal("placement covers " + std::to_string(layers.layer_device.size()) + " layers, the model has " +
+                           std::to_string(m->hp_.n_layer));
+  m->layers_ = std::move(layers);
+  m->host_ = where.host;
+  auto w = Weights::load(*m->source_, where, opts);
+  if (!w) return Status(w.status().code(), path.string() + ": " + w.status().message());
   m->weights_ = std::move(*w);
   auto arch = make_architecture(m->hp_, m->weights_);
   if (!arch) return Status(arch.status().code(), path.string() + ": " + arch.status().message());
   m->arch_ = std::move(*arch);
-  log::get("model")->info("{}: {} with {} layers, {} MiB of weights on {}", path.string(), m->hp_.arch,
-                          m->hp_.n_layer, m->weights_.bytes() >> 20, device.info().name);
+  std::string where_text;
+  for (size_t d = 0; d < where.devices.size(); ++d)
+    if (m->weights_.placed()[d].weights > 0)
+      where_text += (where_text.empty() ? "" : ", ") + std::to_string(m->weights_.placed()[d].weights >> 20) +
+                    " MiB on " + where.devices[d]->info().name;
+  log::get("model")->info("{}: {} with {} layers, weights: {}", path.string(), m->hp_.arch, m->hp_.n_layer,
+                          where_text.empty() ? "none" : where_text);
   return m;
 }
 

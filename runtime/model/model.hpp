@@ -16,20 +16,26 @@ namespace sy::model {
 
 class Model {
  public:
-  /// Opens `path` with `format` (empty: the best probe), reads the hyper-parameters and
-  /// places the weights on `device` (scheduler index `device_index`).
-  static Result<std::unique_ptr<Model>> load(registry::Registry& reg, const std::filesystem::path& path,
-                                             const std::string& format, Device& device, int device_index,
-                                             const WeightOptions& opts = {});
-  /// The same for a source already opened (bring_up reads its header for the preflight
-  /// checks first, so the file is opened and probed once).
-  static Result<std::unique_ptr<Model>> load(OpenedSource opened, const std::filesystem::path& path, Device& device,
-                                             int device_index, const WeightOptions& opts = {});
+  /// Where the layers' caches live (device indices, as WeightPlacement's).
+  struct Layers {
+    std::vector<int> layer_device;  ///< per layer; empty: every layer on the host device
+    int output_device = 0;
+  };
+
+  /// Reads the hyper-parameters of an opened source (bring_up reads its header for the
+  /// preflight checks first, so the file is opened and probed once) and places the weights
+  /// as `where` says.
+  static Result<std::unique_ptr<Model>> load(OpenedSource opened, const std::filesystem::path& path,
+                                             const WeightPlacement& where, Layers layers, const WeightOptions& opts = {});
 
   [[nodiscard]] const HParams& hparams() const { return hp_; }
   [[nodiscard]] const Metadata& metadata() const { return source_->metadata(); }
   [[nodiscard]] const Architecture& architecture() const { return *arch_; }
   [[nodiscard]] const Weights& weights() const { return weights_; }
+  /// Device index of layer il's cache and state.
+  [[nodiscard]] int layer_device(int64_t il) const {
+    return layers_.layer_device.empty() ? host_ : layers_.layer_device[static_cast<size_t>(il)];
+  }
 
  private:
   Model() = default;
@@ -37,6 +43,8 @@ class Model {
   std::unique_ptr<ModelSource> source_;
   HParams hp_;
   Weights weights_;
+  Layers layers_;
+  int host_ = 0;
   std::unique_ptr<Architecture> arch_;
 };
 

@@ -3,16 +3,24 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 #include "graph/graph.hpp"
 #include "log/log.hpp"
+#include "planner/model_desc.hpp"
 #include "switchyard/quant.hpp"
 
 namespace sy::model {
 
 namespace {
+
+// Weights share a few large buffers per device (allocation count and driver limits on a
+// single allocation both stay small); a larger tensor gets a buffer of its own.
+constexpr uint64_t kPoolChunk = 1ull << 30;
+constexpr uint64_t kAlign = 256;
 
 // mlock's unit is the page: the range is widened to the pages that hold [p, p + n).
 bool lock_pages(const std::byte* p, size_t n) {
@@ -23,37 +31,122 @@ bool lock_pages(const std::byte* p, size_t n) {
   return mlock(reinterpret_cast<const void*>(begin), end - begin) == 0;
 }
 
+GraphTensor shaped(const TensorDesc& d) {
+  GraphTensor t;
+  t.type = d.type;
+  for (size_t k = 0; k < d.shape.size() && k < 4; ++k) t.ne[k] = static_cast<int64_t>(d.shape[k]);
+  graph::set_contiguous_strides(t);
+  return t;
+}
+
+GraphTensor f32(std::initializer_list<int64_t> ne, StorageType type = StorageType::F32) {
+  GraphTensor t;
+  t.type = type;
+  int k = 0;
+  for (int64_t v : ne) t.ne[k++] = v;
+  graph::set_contiguous_strides(t);
+  return t;
+}
+
+// The op a weight matrix feeds, asked of its device the way the scheduler will ask: a
+// one-token matmul (matmul_id for a stack of experts), or the row lookup of the embeddings.
+// Returns the op the device refuses, or nullopt.
+std::optional<OpKind> refused_op(const Device& dev, const GraphTensor& w, const std::string& name) {
+  GraphNode n;
+  std::vector<GraphTensor> ts{w};
+  if (w.ne[2] > 1) {
+    ts.push_back(f32({w.ne[0], 1, 1}));
+    ts.push_back(f32({1, 1}, StorageType::I32));
+    ts.push_back(f32({w.ne[1], 1, 1}));
+    n.op = OpKind::matmul_id, n.src[0] = 0, n.src[1] = 1, n.src[2] = 2, n.dst = 3;
+  } else {
+    ts.push_back(f32({w.ne[0], 1}));
+    ts.push_back(f32({w.ne[1], 1}));
+    n.op = OpKind::matmul, n.src[0] = 0, n.src[1] = 1, n.dst = 2;
+  }
+  if (dev.supports(n, ts) == Support::no) return n.op;
+  if (name == "token_embd.weight") {
+    GraphNode r;
+    std::vector<GraphTensor> rt{w, f32({1}, StorageType::I32), f32({w.ne[0], 1})};
+    r.op = OpKind::get_rows, r.src[0] = 0, r.src[1] = 1, r.dst = 2;
+    if (dev.supports(r, rt) == Support::no) return r.op;
+  }
+  return std::nullopt;
+}
+
+struct Pending {
+  size_t index;      // in the source's tensor list
+  int device;
+  bool convert;      // dequantize to F32 at load
+  uint64_t bytes;    // as stored on the device
+  size_t chunk = 0;  // pool chunk of its device
+  uint64_t offset = 0;
+};
+
 }  // namespace
 
-Result<Weights> Weights::load(const ModelSource& src, Device& device, int device_index, const WeightOptions& opts) {
+Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& where, const WeightOptions& opts) {
   Weights w;
+  auto lg = log::get("model");
+  const auto descs = src.tensors();
+  const auto& devices = where.devices;
+  w.host_ = where.host;
+  w.placed_.resize(devices.size());
   bool lock_failed = false;
   int lock_errno = 0;
-  auto lock = [&](const std::byte* p, size_t n) {
+  auto lock = [&](const void* p, size_t n) {
     if (!opts.mlock || lock_failed || p == nullptr) return;
-    if (lock_pages(p, n)) {
+    if (lock_pages(static_cast<const std::byte*>(p), n)) {
       w.locked_bytes_ += n;
     } else {
       lock_failed = true;
       lock_errno = errno;
     }
   };
-  w.device_ = device_index;
-  const bool host_visible = device.info().host_visible;
-  auto lg = log::get("model");
-  const auto descs = src.tensors();
+  const auto host_dev = static_cast<size_t>(where.host);
+  const bool host_maps = devices[host_dev]->info().reads_host_memory;
+  std::set<std::pair<int, StorageType>> told;
+  std::vector<Pending> uploads;
   for (size_t i = 0; i < descs.size(); ++i) {
     const TensorDesc& d = descs[i];
-    GraphTensor t;
-    t.type = d.type;
-    for (size_t k = 0; k < d.shape.size() && k < 4; ++k) t.ne[k] = static_cast<int64_t>(d.shape[k]);
-    graph::set_contiguous_strides(t);
+    GraphTensor t = shaped(d);
+    int dev = where.tensor_device.empty() ? where.host : where.tensor_device[i];
     const bool matrix = d.shape.size() >= 2;
-    const bool convert = matrix && t.type != StorageType::F32 && !device.supports(OpKind::matmul, t.type);
+    if (dev != where.host && matrix) {
+      if (auto op = refused_op(*devices[static_cast<size_t>(dev)], t, d.name)) {
+        const std::string dname = devices[static_cast<size_t>(dev)]->info().name;
+        if (opts.strict)
+          return error::unsupported(dname + " has no " + std::string(op_name(*op)) + " kernel for " +
+                                    std::string(storage_type_name(d.type)) + " weights (" + d.name +
+                                    ") and `strict: true` forbids running it elsewhere; place such tensors on cpu "
+                                    "(placement.overrides) or use a model of another type");
+        if (told.insert({dev, d.type}).second)
+          lg->warn("fallback: {} has no {} kernel for {} weights; tensors of that type stay in RAM and the CPU runs "
+                   "their {} (first: {})",
+                   dname, op_name(*op), storage_type_name(d.type), op_name(*op), d.name);
+        dev = where.host;
+        ++w.kept_on_host_;
+      }
+    }
+    // On the host a type no kernel reads is converted once, here, never per step.
+    bool convert = false;
+    if (dev == where.host && matrix && t.type != StorageType::F32 &&
+        refused_op(*devices[host_dev], t, d.name).has_value()) {
+      if (!can_dequantize(t.type))
+        return error::unsupported("tensor " + d.name + " is stored as " + std::string(storage_type_name(t.type)) +
+                                  ", which neither a kernel nor a converter of this build handles");
+      lg->warn("fallback: no {} kernel for {} on {}; {} converted to F32 at load", "matmul",
+               storage_type_name(t.type), devices[host_dev]->info().name, d.name);
+      convert = true;
+      ++w.converted_;
+    }
+    const uint64_t bytes = convert ? static_cast<uint64_t>(t.elements()) * sizeof(float) : d.bytes;
     w.bytes_ += d.bytes;
-    if (!convert && host_visible && opts.mmap) {
-      auto view = src.view(i);
-      if (view) {
+    auto& placed = w.placed_[static_cast<size_t>(dev)];
+    placed.weights += bytes;
+    if (planner::is_routed_expert(d.name)) placed.expert_weights += bytes;
+    if (dev == where.host && host_maps && opts.mmap && !convert) {
+      if (auto view = src.view(i)) {
         t.data = const_cast<std::byte*>(view->data());  // weights are only read
         w.mapped_bytes_ += view->size();
         lock(view->data(), view->size());
@@ -61,31 +154,57 @@ Result<Weights> Weights::load(const ModelSource& src, Device& device, int device
         continue;
       }
     }
-    // Read the bytes; convert to F32 when no kernel handles the type.
-    std::vector<std::byte> raw(d.bytes);
-    if (auto st = src.read(i, 0, raw); !st) return st;
-    if (convert) {
-      if (!can_dequantize(t.type))
-        return error::unsupported("tensor " + d.name + " is stored as " + std::string(storage_type_name(t.type)) +
-                                  ", which neither a kernel nor a converter of this build handles");
-      lg->warn("fallback: no {} kernel for {} on {}; {} converted to F32 at load", "matmul",
-               storage_type_name(t.type), device.info().name, d.name);
-      std::vector<std::byte> f32(static_cast<size_t>(t.elements()) * sizeof(float));
+    uploads.push_back({i, dev, convert, bytes});
+  }
+
+  // Pool: per device, tensors packed into chunks in file order.
+  std::vector<std::vector<uint64_t>> chunk_sizes(devices.size());
+  for (auto& u : uploads) {
+    auto& sizes = chunk_sizes[static_cast<size_t>(u.device)];
+    const uint64_t need = (u.bytes + kAlign - 1) / kAlign * kAlign;
+    if (sizes.empty() || (sizes.back() + need > kPoolChunk && sizes.back() > 0)) sizes.push_back(0);
+    u.chunk = sizes.size() - 1;
+    u.offset = sizes.back();
+    sizes.back() += need;
+  }
+  std::vector<std::vector<Buffer*>> chunks(devices.size());
+  for (size_t dv = 0; dv < devices.size(); ++dv)
+    for (uint64_t size : chunk_sizes[dv]) {
+      auto buf = devices[dv]->allocate(static_cast<size_t>(size), BufferKind::device_local);
+      if (!buf)
+        return Status(buf.status().code(), "placing " + std::to_string(size >> 20) + " MiB of weights on " +
+                                               devices[dv]->info().name + ": " + buf.status().message());
+      chunks[dv].push_back(buf->get());
+      w.buffers_.push_back(std::move(*buf));
+      w.buffer_device_.push_back(static_cast<int>(dv));
+    }
+  std::vector<std::byte> raw, converted;
+  for (const auto& u : uploads) {
+    const TensorDesc& d = descs[u.index];
+    GraphTensor t = shaped(d);
+    std::span<const std::byte> bytes;
+    if (auto view = src.view(u.index)) {
+      bytes = *view;
+    } else {
+      raw.resize(d.bytes);
+      if (auto st = src.read(u.index, 0, raw); !st) return st;
+      bytes = raw;
+    }
+    if (u.convert) {
+      converted.resize(static_cast<size_t>(t.elements()) * sizeof(float));
       for (int64_t r = 0; r < t.rows(); ++r)
-        if (auto st = dequantize_row(t.type, raw.data() + r * t.nb[1], reinterpret_cast<float*>(f32.data()) + r * t.ne[0], t.ne[0]); !st)
+        if (auto st = dequantize_row(t.type, bytes.data() + r * t.nb[1], reinterpret_cast<float*>(converted.data()) + r * t.ne[0], t.ne[0]); !st)
           return st;
-      raw = std::move(f32);
+      bytes = converted;
       t.type = StorageType::F32;
       graph::set_contiguous_strides(t);
-      ++w.converted_;
     }
-    auto buf = device.allocate(raw.size());
-    if (!buf) return buf.status();
-    if (auto st = (*buf)->upload(0, raw); !st) return st;
-    t.buffer = buf->get();
-    t.data = (*buf)->host_data();
-    lock(static_cast<const std::byte*>(t.data), raw.size());
-    w.buffers_.push_back(std::move(*buf));
+    Buffer* buf = chunks[static_cast<size_t>(u.device)][u.chunk];
+    if (auto st = buf->upload(static_cast<size_t>(u.offset), bytes); !st) return st;
+    t.buffer = buf;
+    t.offset = static_cast<size_t>(u.offset);
+    t.data = buf->host_data() ? static_cast<std::byte*>(buf->host_data()) + u.offset : nullptr;
+    if (u.device == where.host) lock(t.data, bytes.size());
     w.tensors_.emplace(d.name, t);
   }
   // llama.cpp's behaviour: a failed lock is a warning, since the model still runs.
@@ -98,19 +217,20 @@ Result<Weights> Weights::load(const ModelSource& src, Device& device, int device
 
 Weights Weights::shapes_only(std::span<const TensorDesc> descs) {
   Weights w;
-  for (const auto& d : descs) {
-    GraphTensor t;
-    t.type = d.type;
-    for (size_t k = 0; k < d.shape.size() && k < 4; ++k) t.ne[k] = static_cast<int64_t>(d.shape[k]);
-    graph::set_contiguous_strides(t);
-    w.tensors_.emplace(d.name, t);
-  }
+  for (const auto& d : descs) w.tensors_.emplace(d.name, shaped(d));
   return w;
 }
 
 const GraphTensor* Weights::find(std::string_view name) const {
   auto it = tensors_.find(std::string(name));
   return it == tensors_.end() ? nullptr : &it->second;
+}
+
+int Weights::device_of(const GraphTensor& t) const {
+  if (t.buffer)
+    for (size_t b = 0; b < buffers_.size(); ++b)
+      if (buffers_[b].get() == t.buffer) return buffer_device_[b];
+  return host_;  // mapped from the file
 }
 
 }  // namespace sy::model

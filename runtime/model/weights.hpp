@@ -1,6 +1,8 @@
-// A model's tensors, made ready for the graph: mapped in place where the device can read
-// the file's memory (the CPU: zero copy from mmap), uploaded otherwise, and converted at
-// load when no kernel handles their storage type (logged and counted as a fallback).
+// A model's tensors, made ready for the graph on the devices placement chose: mapped in
+// place where the device reads the file's memory (the CPU: zero copy from mmap), uploaded
+// into pooled per-device buffers otherwise. A tensor whose device has no kernel for its
+// consumer is a load-time decision, logged once per (device, type): on the host it is
+// converted to F32, on a GPU it stays in RAM for the CPU to run (refused under strict).
 #pragma once
 
 #include <cstdint>
@@ -17,18 +19,32 @@
 
 namespace sy::model {
 
-/// How weights reach memory (the pipeline's model.mmap and model.mlock).
+/// How weights reach memory (the pipeline's model.mmap and model.mlock, and strict).
 struct WeightOptions {
   bool mmap = true;    ///< use the file's mapping where the device can read it; false: read into RAM
   bool mlock = false;  ///< lock the weights' pages in RAM (needs the memlock limit)
+  bool strict = false; ///< refuse a tensor its device cannot compute instead of moving it to RAM
+};
+
+/// Where each tensor goes: devices in scheduler order, a device index per source tensor,
+/// and the device that reads host memory (weights mapped from the file live there).
+struct WeightPlacement {
+  std::span<Device* const> devices;
+  std::vector<int> tensor_device;  ///< per ModelSource::tensors() entry; empty: every tensor on host
+  int host = 0;
+};
+
+/// Bytes of weights a device holds.
+struct PlacedBytes {
+  uint64_t weights = 0;         ///< every tensor, experts included
+  uint64_t expert_weights = 0;  ///< routed experts (part of weights)
 };
 
 class Weights {
  public:
-  /// Makes every tensor of `src` available on `device` (index `device_index` in the
-  /// scheduler). `src` must outlive the result.
-  static Result<Weights> load(const ModelSource& src, Device& device, int device_index,
-                              const WeightOptions& opts = {});
+  /// Makes every tensor of `src` available on its device. `src` and the devices must
+  /// outlive the result.
+  static Result<Weights> load(const ModelSource& src, const WeightPlacement& where, const WeightOptions& opts = {});
 
   /// The tensors' types and shapes without their data (null addresses): enough to check
   /// a layout with make_architecture, as `plan` does from a file's header.
@@ -36,20 +52,28 @@ class Weights {
 
   /// The tensor, or nullptr.
   [[nodiscard]] const GraphTensor* find(std::string_view name) const;
-  [[nodiscard]] int device() const { return device_; }
+  /// The device index holding a tensor of this model (or a view of one).
+  [[nodiscard]] int device_of(const GraphTensor& t) const;
   /// Tensors converted at load because no kernel reads their type.
   [[nodiscard]] int64_t converted() const { return converted_; }
+  /// Tensors kept in RAM because their GPU has no kernel for them.
+  [[nodiscard]] int64_t kept_on_host() const { return kept_on_host_; }
   [[nodiscard]] uint64_t bytes() const { return bytes_; }
   /// Bytes used in place from the file's mapping (0 with mmap off).
   [[nodiscard]] uint64_t mapped_bytes() const { return mapped_bytes_; }
   /// Bytes locked in RAM by mlock.
   [[nodiscard]] uint64_t locked_bytes() const { return locked_bytes_; }
+  /// Per device index: the bytes placed there.
+  [[nodiscard]] const std::vector<PlacedBytes>& placed() const { return placed_; }
 
  private:
   std::unordered_map<std::string, GraphTensor> tensors_;
   std::vector<std::unique_ptr<Buffer>> buffers_;
-  int device_ = 0;
+  std::vector<int> buffer_device_;  // per buffers_ entry
+  std::vector<PlacedBytes> placed_;
+  int host_ = 0;
   int64_t converted_ = 0;
+  int64_t kept_on_host_ = 0;
   uint64_t bytes_ = 0;
   uint64_t mapped_bytes_ = 0;
   uint64_t locked_bytes_ = 0;

@@ -413,9 +413,14 @@ class Validator {
     const std::string index_text = device.substr(digits);
     const auto parsed = util::parse_integer<int64_t>(index_text);
     const int64_t index = parsed.ok() ? parsed.value : -1;  // too long for any device list
+    // gpuN is the N-th GPU of whichever GPU backends start (counted when they do), so a
+    // pipeline written on a CUDA machine runs unchanged on a Vulkan one.
     if (plugin == "gpu") {
-      c_.error(n.loc, "'" + path + "': portable device names like '" + device +
-                          "' are planned (issue 16); name the backend's device for now, such as cuda0 or vulkan0");
+      if (std::any_of(backends.begin(), backends.end(), [](const BackendConfig& b) { return b.plugin != "cpu"; }))
+        return true;
+      c_.error(n.loc, "'" + path + "': device '" + device +
+                          "' is a GPU, but 'backends' lists none; add { plugin: vulkan } or { plugin: cuda } to "
+                          "'backends' or send these tensors to cpu");
       return false;
     }
     const BackendConfig* entry = nullptr;

@@ -4,6 +4,15 @@
 
 namespace sy {
 
+std::string_view buffer_kind_name(BufferKind k) noexcept {
+  switch (k) {
+    case BufferKind::device_local: return "device_local";
+    case BufferKind::host_mapped: return "host_mapped";
+    case BufferKind::staging: return "staging";
+  }
+  return "?";
+}
+
 Result<std::vector<size_t>> select_devices(const ParamMap& params, size_t available, std::string_view backend) {
   std::vector<size_t> out;
   const auto wanted = params.get_int_list("devices");

@@ -19,7 +19,7 @@ registry::Registry& reg() {
 void round_trip(Device& dev) {
   std::vector<std::byte> src(3 * 1024 * 1024 + 5);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>((i * 131u) & 0xff);
-  auto buf = dev.allocate(src.size());
+  auto buf = dev.allocate(src.size(), BufferKind::device_local);
   REQUIRE(buf.has_value());
   auto& b = *buf.value();
   CHECK(b.size() == src.size());
@@ -53,7 +53,7 @@ TEST_CASE("cpu backend: one device with the machine's memory, buffers round-trip
   CHECK(info.total_memory > (1ull << 28));
   CHECK(info.free_memory <= info.total_memory);
   round_trip(dev);
-  auto buf = dev.allocate(4096);
+  auto buf = dev.allocate(4096, BufferKind::device_local);
   REQUIRE(buf.has_value());
   CHECK(reinterpret_cast<uintptr_t>(buf.value()->host_data()) % 64 == 0);
   p.set("devices", std::vector<int64_t>{1});

@@ -169,17 +169,18 @@ TEST_CASE("engine: an unknown architecture or a missing tensor is a load error n
 
 namespace {
 
-// A device that runs nothing: every node it is preferred for falls back.
+// A device that runs nothing: every node anchored to its memory falls back. Its memory is
+// mapped for the host (unified), so the cpu reads its tensors in place.
 class NullDevice final : public Device {
  public:
   DeviceInfo info() const noexcept override {
     DeviceInfo d;
     d.name = "null0";
-    d.host_visible = true;
+    d.unified_memory = true;
     return d;
   }
-  Result<std::unique_ptr<Buffer>> allocate(size_t) noexcept override { return error::unsupported("no memory"); }
-  bool supports(OpKind, StorageType) const noexcept override { return false; }
+  Result<std::unique_ptr<Buffer>> allocate(size_t, BufferKind) noexcept override { return error::unsupported("no memory"); }
+  Support supports(const GraphNode&, std::span<const GraphTensor>) const noexcept override { return Support::no; }
   Status execute(const SubGraph&) noexcept override { return error::internal("never called"); }
 };
 
@@ -190,13 +191,20 @@ TEST_CASE("scheduler: fallbacks are counted once per kind and refused under stri
   auto cpu = reg.create_backend("cpu", {});
   REQUIRE(cpu.has_value());
   NullDevice null;
-  std::vector<float> in(8, -1.0f);
+  std::vector<float> in(8, -1.0f), ones(8, 1.0f);
+  GraphTensor w;
+  w.ne[0] = 8;
+  graph::set_contiguous_strides(w);
+  w.data = ones.data();
   for (bool strict : {false, true}) {
     graph::Scheduler s({&null, &(*cpu)->device(0)}, strict);
     for (int step = 0; step < 2; ++step) {
       graph::Graph g;
       const auto x = g.input(StorageType::F32, in.data(), 8);
-      const auto y = g.unary(OpKind::sigmoid, g.unary(OpKind::silu, x));
+      // mul and add are anchored to null0's weight and fall back; silu and sigmoid follow
+      // their producer (the cpu) and are no fallbacks.
+      const auto wt = g.persistent(w, 0);
+      const auto y = g.unary(OpKind::sigmoid, g.binary(OpKind::add, g.unary(OpKind::silu, g.binary(OpKind::mul, x, wt)), wt));
       g.mark_output(y);
       const auto st = s.run(g);
       if (strict) {
@@ -204,12 +212,12 @@ TEST_CASE("scheduler: fallbacks are counted once per kind and refused under stri
         break;
       }
       REQUIRE(st.is_ok());
-      const float silu = -1.0f / (1.0f + std::exp(1.0f));
+      const float silu = -1.0f / (1.0f + std::exp(1.0f)) + 1.0f;
       CHECK(static_cast<const float*>(g.tensor_at(y).data)[3] == Approx(1.0f / (1.0f + std::exp(-silu))));
     }
     if (!strict) {
       CHECK(s.stats().fallback_nodes == 4);      // two nodes, two steps
-      CHECK(s.stats().distinct_fallbacks == 2);  // silu and sigmoid, logged once each
+      CHECK(s.stats().distinct_fallbacks == 2);  // mul and add, logged once each
     }
   }
 }
@@ -237,7 +245,8 @@ class IslandBuffer final : public Buffer {
   std::vector<std::byte> mem_;
 };
 
-// A device with its own memory that runs only `scale`, reading and writing its buffers.
+// A device with its own memory that runs only `mul` of f32 vectors, reading and writing
+// its buffers.
 class IslandDevice final : public Device {
  public:
   DeviceInfo info() const noexcept override {
@@ -245,20 +254,25 @@ class IslandDevice final : public Device {
     d.name = "island0";
     return d;
   }
-  Result<std::unique_ptr<Buffer>> allocate(size_t n) noexcept override {
+  Result<std::unique_ptr<Buffer>> allocate(size_t n, BufferKind) noexcept override {
     return std::unique_ptr<Buffer>(std::make_unique<IslandBuffer>(n));
   }
-  bool supports(OpKind op, StorageType t) const noexcept override { return op == OpKind::scale && t == StorageType::F32; }
+  Support supports(const GraphNode& n, std::span<const GraphTensor> t) const noexcept override {
+    return n.op == OpKind::mul && t[static_cast<size_t>(n.src[0])].type == StorageType::F32 ? Support::yes : Support::no;
+  }
   Status execute(const SubGraph& g) noexcept override {
     for (const auto& n : g.nodes) {
       const auto& x = g.tensors[static_cast<size_t>(n.src[0])];
+      const auto& w = g.tensors[static_cast<size_t>(n.src[1])];
       const auto& y = g.tensors[static_cast<size_t>(n.dst)];
       auto* xb = dynamic_cast<IslandBuffer*>(x.buffer);
+      auto* wb = dynamic_cast<IslandBuffer*>(w.buffer);
       auto* yb = dynamic_cast<IslandBuffer*>(y.buffer);
-      if (!xb || !yb || x.data || y.data) return error::internal("island: a tensor outside island memory");
+      if (!xb || !wb || !yb || x.data || y.data) return error::internal("island: a tensor outside island memory");
       const auto* in = reinterpret_cast<const float*>(xb->at(x.offset));
+      const auto* wv = reinterpret_cast<const float*>(wb->at(w.offset));
       auto* out = reinterpret_cast<float*>(yb->at(y.offset));
-      for (int64_t i = 0; i < x.elements(); ++i) out[i] = in[i] * n.f[0];
+      for (int64_t i = 0; i < x.elements(); ++i) out[i] = in[i] * wv[i];
     }
     ++subgraphs;
     return Status::ok();
@@ -275,13 +289,23 @@ TEST_CASE("scheduler: copies between device memories where a node's device canno
   IslandDevice island;
   graph::Scheduler s({&island, &(*cpu)->device(0)}, false);
   std::vector<float> in{-2, -1, 0, 1, 2, 3, 4, 5};
+  // A weight of 3s in island memory.
+  auto wbuf = island.allocate(8 * sizeof(float), BufferKind::device_local);
+  REQUIRE(wbuf.has_value());
+  const std::vector<float> threes(8, 3.0f);
+  REQUIRE((*wbuf)->upload(0, std::as_bytes(std::span(threes))).is_ok());
+  GraphTensor w;
+  w.ne[0] = 8;
+  graph::set_contiguous_strides(w);
+  w.buffer = wbuf->get();
   for (int step = 0; step < 2; ++step) {
     graph::Graph g;
     const auto x = g.input(StorageType::F32, in.data(), 8);
-    // silu: cpu (island refuses); scale: island (input copied there); the view reads half
-    // of it back on the cpu (copied back); sigmoid: cpu.
+    // silu: cpu (its input is host memory); mul: island, where its weight is (the input
+    // is copied there); sigmoid follows its producer to the island, which refuses it: it
+    // falls back to the cpu, and the view of half the product is copied back.
     const auto a = g.unary(OpKind::silu, x);
-    const auto b = g.unary(OpKind::scale, a, {3.0f});
+    const auto b = g.binary(OpKind::mul, a, g.persistent(w, 0));
     const auto c = g.unary(OpKind::sigmoid, g.view(b, {4}, {16}, 16));
     g.mark_output(c);
     REQUIRE(s.run(g).is_ok());
@@ -293,6 +317,7 @@ TEST_CASE("scheduler: copies between device memories where a node's device canno
     }
   }
   CHECK(island.subgraphs == 2);
+  CHECK(s.stats().fallback_nodes == 2);  // sigmoid, each step
   CHECK(s.stats().transfers == 4);  // to the island and back, each step
   CHECK(s.stats().transfer_bytes == 4 * 8 * sizeof(float));
 }

@@ -173,13 +173,15 @@ TEST_CASE("checks: placement overrides name devices of the listed backends", "[p
        "model: m.gguf\nbackends: [ { plugin: cuda, devices: [0] } ]\nplacement:\n  overrides: [\"blk=cuda7\"]\n", 4, 15,
        "'placement.overrides[0]': cuda7 is not among the devices the cuda entry lists ([0]); add 7 to its devices or "
        "use one of them"},
-      {"portable name", "model: m.gguf\nplacement:\n  overrides: [\"blk=gpu0\"]\n", 3, 15,
-       "'placement.overrides[0]': portable device names like 'gpu0' are planned (issue 16); name the backend's device "
-       "for now, such as cuda0 or vulkan0"},
+      {"portable name without a GPU backend", "model: m.gguf\nplacement:\n  overrides: [\"blk=gpu0\"]\n", 3, 15,
+       "'placement.overrides[0]': device 'gpu0' is a GPU, but 'backends' lists none; add { plugin: vulkan } or { "
+       "plugin: cuda } to 'backends' or send these tensors to cpu"},
   });
   check_valid({
       {"cpu is always there", "model: m.gguf\nplacement: { overrides: [\"blk=cpu\"] }\n"},
       {"every device of the backend", "model: m.gguf\nbackends: [ cuda, cpu ]\nplacement: { overrides: [\"blk=cuda7\"] }\n"},
+      {"a portable name with any GPU backend", "model: m.gguf\nbackends: [ vulkan, cpu ]\n"
+                                               "placement: { overrides: [\"blk=gpu1\"] }\n"},
       {"a listed device", "model: m.gguf\nbackends: [ { plugin: cuda, devices: [0, 2] } ]\n"
                           "placement: { overrides: [\"blk=cuda2\"] }\n"},
   });

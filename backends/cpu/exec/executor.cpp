@@ -72,10 +72,29 @@ View token_slice(View v, int dim, int64_t t0, int64_t n) {
 
 float softplus(float x) { return x > 20.f ? x : std::log1p(std::exp(x)); }
 
+// The storage type a node's kernel is chosen by: the weights of a matmul, the table of a
+// row lookup, the cache attention reads or set_rows writes, the non-f32 side of a copy.
+StorageType deciding_type(const GraphNode& n, std::span<const GraphTensor> t) {
+  const auto type = [&](int32_t i) { return t[static_cast<size_t>(i)].type; };
+  switch (n.op) {
+    case OpKind::matmul:
+    case OpKind::matmul_id:
+    case OpKind::get_rows: return type(n.src[0]);
+    case OpKind::attention: return type(n.src[1]);
+    case OpKind::set_rows: return type(n.dst);
+    case OpKind::copy: return type(n.src[0]) != StorageType::F32 ? type(n.src[0]) : type(n.dst);
+    default: break;
+  }
+  for (int s = 0; s < kMaxSources && n.src[s] >= 0; ++s)
+    if (type(n.src[s]) != StorageType::F32 && type(n.src[s]) != StorageType::I32) return type(n.src[s]);
+  return StorageType::F32;
+}
+
 }  // namespace
 
-bool Executor::supports(OpKind op, StorageType type) const {
-  switch (op) {
+bool Executor::supports(const GraphNode& node, std::span<const GraphTensor> tensors) const {
+  const StorageType type = deciding_type(node, tensors);
+  switch (node.op) {
     case OpKind::matmul:
     case OpKind::matmul_id: return dot_kernel(type, isa_).dot != nullptr;
     case OpKind::get_rows:

@@ -23,8 +23,8 @@ class Executor {
   /// Executes every node in order; the first failing node stops the run with its error.
   Status run(const SubGraph& g);
 
-  /// Whether this executor runs `op` with weights/inputs of `type`.
-  [[nodiscard]] bool supports(OpKind op, StorageType type) const;
+  /// Whether this executor runs the node (its tensors index `tensors`).
+  [[nodiscard]] bool supports(const GraphNode& node, std::span<const GraphTensor> tensors) const;
 
  private:
   Status node(const SubGraph& g, const GraphNode& n);

@@ -22,10 +22,13 @@ namespace sy {
 
 /// ABI of this SDK. A plugin built against another major version is refused; a newer
 /// minor version of the runtime accepts plugins of older minors.
+/// 3.0: the device contract for GPUs (issue 16): Device::supports takes the whole node,
+/// allocate takes a BufferKind, execution and copies are queued with events, and
+/// DeviceInfo says who reads which memory; the Device and Buffer vtables changed.
 /// 2.0: ComponentDesc::traits and ParamSpec::pattern, pattern_hint and token_ids change
 /// both structs' layout, which a plugin built against 1.x would read wrongly (issue 15).
 /// 1.1 added the op IR (graph.hpp), more ops and status codes, SamplerContext::pieces.
-inline constexpr uint32_t kAbiMajor = 2;
+inline constexpr uint32_t kAbiMajor = 3;
 inline constexpr uint32_t kAbiMinor = 0;
 
 /// The C++ standard library ABI the SDK types (std::string, std::vector) depend on.

@@ -1,0 +1,80 @@
+// How a Vulkan kernel joins the backend: a KernelDef per op (or per op family) says which
+// nodes it runs — the whole node, every source's type, shape and strides — and how to
+// launch it. Each kernel group (kernels/<group>.cpp) returns its defs; kernels/registry.cpp
+// lists the groups. The executor asks each def of the node's op in order and uses the
+// first that answers yes (or prefer_not).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "switchyard/backend.hpp"
+#include "switchyard/graph.hpp"
+
+namespace sy::vulkan {
+
+/// What the device offers that kernels may choose paths by.
+struct Features {
+  uint32_t subgroup_size = 0;        ///< 0: unknown
+  bool subgroup_arithmetic = false;  ///< subgroupAdd/Max in compute shaders
+  bool integer_dot_product = false;  ///< VK_KHR_shader_integer_dot_product
+  bool cooperative_matrix = false;   ///< VK_KHR_cooperative_matrix
+  bool portable_only = false;        ///< SWITCHYARD_VULKAN_PATH=portable: use no fast path
+};
+
+/// The per-node record shaders read (shaders/common.glsl's NodeRecord; same layout).
+/// Tensor slot 0 is the destination, 1 + s is source s.
+struct alignas(16) NodeRecord {
+  uint64_t addr[9];
+  uint32_t type[9];
+  uint32_t n_src;
+  int32_t ne[36];
+  int32_t nb[36];
+  int32_t ip[8];
+  float fp[4];
+  uint32_t up[4];
+};
+static_assert(sizeof(NodeRecord) == 464, "NodeRecord must match shaders/common.glsl");
+
+/// Which compiled shader runs a node, over how many workgroups, with which extra values.
+struct Launch {
+  std::string_view shader;       ///< SPIR-V name (a variant listed in shaders/*.list)
+  uint32_t groups[3] = {1, 1, 1};
+  uint32_t u[4] = {0, 0, 0, 0};  ///< copied into NodeRecord::up
+};
+
+struct KernelDef {
+  OpKind op;
+  /// Whether this kernel runs `node` (its tensors index `tensors`; memory may be unassigned).
+  Support (*supports)(const GraphNode& node, std::span<const GraphTensor> tensors, const Features& f);
+  /// The launch for a node supports() accepted.
+  Launch (*plan)(const GraphNode& node, std::span<const GraphTensor> tensors, const Features& f);
+  /// Fast path this def implements, for `plugins --devices` ("matmul: subgroup"); empty for portable.
+  std::string_view path = {};
+};
+
+// One function per kernel group (kernels/<group>.cpp).
+std::span<const KernelDef> elementwise_kernels();  // add mul scale silu gelu sigmoid softplus swiglu copy
+std::span<const KernelDef> norm_kernels();         // rms_norm l2_norm softmax
+std::span<const KernelDef> rope_kernels();         // rope
+std::span<const KernelDef> matmul_kernels();       // matmul matmul_id get_rows
+std::span<const KernelDef> routing_kernels();      // top_k argsort expert_weights moe_combine concat
+std::span<const KernelDef> cache_kernels();        // set_rows attention
+std::span<const KernelDef> recurrent_kernels();    // conv1d delta_net
+
+/// Every group's defs, in the order the executor asks them.
+std::span<const KernelDef* const> all_kernels();
+
+/// Helpers for supports(): tensor of slot (0 = dst, 1 + s = src s) and contiguity.
+inline const GraphTensor& dst_of(const GraphNode& n, std::span<const GraphTensor> t) { return t[static_cast<size_t>(n.dst)]; }
+inline const GraphTensor& src_of(const GraphNode& n, std::span<const GraphTensor> t, int s) {
+  return t[static_cast<size_t>(n.src[s])];
+}
+/// Rows are whole and densely packed (any type), i.e. nb[0] is the element size for plain
+/// types and each higher stride is the product of the lower ones.
+bool is_contiguous(const GraphTensor& t);
+/// Every stride the record holds fits 31 bits (the record stores them as int32).
+bool strides_fit(const GraphTensor& t);
+
+}  // namespace sy::vulkan
