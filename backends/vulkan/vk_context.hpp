@@ -1,5 +1,6 @@
 // Vulkan objects owned by the backend: the instance, and per device a logical device with
-// one compute-capable queue used for transfers now and compute later.
+// the features every kernel relies on (buffer device addresses, 64-bit integers, 8/16-bit
+// storage, timeline semaphores) and one compute queue.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel.hpp"
 #include "switchyard/backend.hpp"
 
 namespace sy::vulkan {
@@ -20,9 +22,10 @@ struct Instance {
   ~Instance();
 };
 
-/// One physical device with its logical device, queue and command pool.
+/// One physical device with its logical device and compute queue.
 class Context {
  public:
+  /// Fails with one line naming the first required feature the device lacks.
   static Result<std::unique_ptr<Context>> create(std::shared_ptr<Instance> inst, VkPhysicalDevice pd, size_t index);
   ~Context();
   Context(const Context&) = delete;
@@ -30,12 +33,18 @@ class Context {
 
   VkDevice device() const { return device_; }
   VkPhysicalDevice physical() const { return physical_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return family_; }
   size_t index() const { return index_; }
+  /// "vulkan0", for messages.
+  const std::string& name() const { return name_; }
   bool has_memory_budget() const { return memory_budget_; }
+  const VkPhysicalDeviceProperties& properties() const { return props_; }
+  const VkPhysicalDeviceMemoryProperties& memory() const { return mem_; }
+  /// What kernels may choose paths by (portable_only from SWITCHYARD_VULKAN_PATH).
+  const Features& features() const { return features_; }
   /// Memory type index with all `required` flags (and preferably `preferred`), or -1.
   int memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
-  /// Copies between buffers and waits; used for staging uploads and downloads.
-  Status copy(VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize n);
 
  private:
   Context() = default;
@@ -43,23 +52,13 @@ class Context {
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
-  VkCommandPool pool_ = VK_NULL_HANDLE;
+  uint32_t family_ = 0;
+  VkPhysicalDeviceProperties props_{};
   VkPhysicalDeviceMemoryProperties mem_{};
+  Features features_;
   size_t index_ = 0;
+  std::string name_;
   bool memory_budget_ = false;
 };
-
-/// A VkBuffer with its memory; frees both on destruction.
-struct RawBuffer {
-  Context* ctx = nullptr;
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  void* mapped = nullptr;
-  VkDeviceSize size = 0;
-  ~RawBuffer();
-};
-
-/// Allocates a storage buffer; `host_visible` forces mappable memory (staging).
-Result<std::unique_ptr<RawBuffer>> make_raw_buffer(Context& ctx, VkDeviceSize size, bool host_visible);
 
 }  // namespace sy::vulkan

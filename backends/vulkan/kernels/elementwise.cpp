@@ -1,0 +1,132 @@
+// Elementwise group: add, mul, scale, silu, gelu, sigmoid, softplus, swiglu and copy
+// (f32 -> f32 of any layout, f32 -> f16, f16 -> f32). Every tensor may have any strides
+// (whole elements, 31-bit); shaders/elementwise.glsl walks the elements.
+#include <algorithm>
+
+#include "kernel.hpp"
+
+namespace sy::vulkan {
+namespace {
+
+// 256 threads per workgroup (elementwise.glsl); beyond this many workgroups the threads
+// loop, which keeps lavapipe's dispatches cheap and stays far under any device's limit.
+constexpr uint64_t kThreads = 256;
+constexpr uint64_t kMaxGroups = 4096;
+
+bool same_shape(const GraphTensor& a, const GraphTensor& b) {
+  return a.ne[0] == b.ne[0] && a.ne[1] == b.ne[1] && a.ne[2] == b.ne[2] && a.ne[3] == b.ne[3];
+}
+
+// Usable by the shaders: a type of `type`, strides in whole, aligned elements, 31-bit sizes,
+// fewer than 2^31 elements (the loop index is 32-bit).
+bool usable(const GraphTensor& t, StorageType type) {
+  const int64_t es = type == StorageType::F16 ? 2 : 4;
+  if (t.type != type || !strides_fit(t) || t.elements() <= 0 || t.elements() > INT32_MAX) return false;
+  if (t.offset % static_cast<size_t>(es) != 0) return false;
+  for (int d = 0; d < 4; ++d)
+    if (t.nb[d] % es != 0) return false;
+  return true;
+}
+
+bool has_sources(const GraphNode& n, int count) {
+  for (int s = 0; s < kMaxSources; ++s)
+    if ((n.src[s] >= 0) != (s < count)) return false;
+  return true;
+}
+
+Launch over_elements(std::string_view shader, const GraphTensor& dst) {
+  Launch l;
+  l.shader = shader;
+  const auto n = static_cast<uint64_t>(dst.elements());
+  l.groups[0] = static_cast<uint32_t>(std::clamp<uint64_t>((n + kThreads - 1) / kThreads, 1, kMaxGroups));
+  return l;
+}
+
+Support unary_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  if (!has_sources(n, 1)) return Support::no;
+  const auto& x = src_of(n, t, 0);
+  const auto& y = dst_of(n, t);
+  return usable(x, StorageType::F32) && usable(y, StorageType::F32) && same_shape(x, y) ? Support::yes : Support::no;
+}
+
+template <OpKind op>
+Launch unary_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  std::string_view shader;
+  switch (op) {
+    case OpKind::silu: shader = "ew_silu"; break;
+    case OpKind::gelu: shader = "ew_gelu"; break;
+    case OpKind::sigmoid: shader = "ew_sigmoid"; break;
+    case OpKind::softplus: shader = "ew_softplus"; break;
+    default: shader = "ew_scale"; break;
+  }
+  return over_elements(shader, dst_of(n, t));
+}
+
+Support binary_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  if (!has_sources(n, 2)) return Support::no;
+  const auto& a = src_of(n, t, 0);
+  const auto& b = src_of(n, t, 1);
+  const auto& y = dst_of(n, t);
+  if (!usable(a, StorageType::F32) || !usable(b, StorageType::F32) || !usable(y, StorageType::F32)) return Support::no;
+  if (!same_shape(a, y)) return Support::no;
+  for (int d = 0; d < 4; ++d)
+    if (b.ne[d] != a.ne[d] && b.ne[d] != 1) return Support::no;
+  return Support::yes;
+}
+
+template <OpKind op>
+Launch binary_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  return over_elements(op == OpKind::add ? "ew_add" : "ew_mul", dst_of(n, t));
+}
+
+Support swiglu_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  if (!has_sources(n, 2)) return Support::no;
+  const auto& g = src_of(n, t, 0);
+  const auto& u = src_of(n, t, 1);
+  const auto& y = dst_of(n, t);
+  return usable(g, StorageType::F32) && usable(u, StorageType::F32) && usable(y, StorageType::F32) &&
+                 same_shape(g, u) && same_shape(g, y)
+             ? Support::yes
+             : Support::no;
+}
+
+Launch swiglu_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  return over_elements("ew_swiglu", dst_of(n, t));
+}
+
+std::string_view copy_shader(StorageType from, StorageType to) {
+  if (from == StorageType::F32 && to == StorageType::F32) return "copy_f32_f32";
+  if (from == StorageType::F32 && to == StorageType::F16) return "copy_f32_f16";
+  if (from == StorageType::F16 && to == StorageType::F32) return "copy_f16_f32";
+  return {};
+}
+
+Support copy_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  if (!has_sources(n, 1)) return Support::no;
+  const auto& x = src_of(n, t, 0);
+  const auto& y = dst_of(n, t);
+  if (copy_shader(x.type, y.type).empty()) return Support::no;
+  return usable(x, x.type) && usable(y, y.type) && x.elements() == y.elements() ? Support::yes : Support::no;
+}
+
+Launch copy_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  return over_elements(copy_shader(src_of(n, t, 0).type, dst_of(n, t).type), dst_of(n, t));
+}
+
+constexpr KernelDef kDefs[] = {
+    {OpKind::add, binary_supports, binary_plan<OpKind::add>},
+    {OpKind::mul, binary_supports, binary_plan<OpKind::mul>},
+    {OpKind::scale, unary_supports, unary_plan<OpKind::scale>},
+    {OpKind::silu, unary_supports, unary_plan<OpKind::silu>},
+    {OpKind::gelu, unary_supports, unary_plan<OpKind::gelu>},
+    {OpKind::sigmoid, unary_supports, unary_plan<OpKind::sigmoid>},
+    {OpKind::softplus, unary_supports, unary_plan<OpKind::softplus>},
+    {OpKind::swiglu, swiglu_supports, swiglu_plan},
+    {OpKind::copy, copy_supports, copy_plan},
+};
+
+}  // namespace
+
+std::span<const KernelDef> elementwise_kernels() { return kDefs; }
+
+}  // namespace sy::vulkan

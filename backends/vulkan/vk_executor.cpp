@@ -1,0 +1,114 @@
+#include "vk_executor.hpp"
+
+#include <limits>
+#include <string>
+
+namespace sy::vulkan {
+namespace {
+
+Status refuse(const Context& ctx, const GraphNode& n, const std::string& what) {
+  return error::invalid_argument(ctx.name() + ": " + std::string(op_name(n.op)) + ": " + what);
+}
+
+// Bytes from the tensor's first byte to one past its last (strides are non-negative).
+uint64_t extent(const GraphTensor& t) {
+  for (int d = 0; d < 4; ++d)
+    if (t.ne[d] <= 0) return 0;
+  const auto* info = storage_type_info(static_cast<uint32_t>(t.type));
+  uint64_t end = 0;
+  if (info && info->block_size == 1) {
+    end = static_cast<uint64_t>(t.ne[0] - 1) * static_cast<uint64_t>(t.nb[0]) + info->block_bytes;
+  } else {
+    end = storage_row_bytes(t.type, static_cast<uint64_t>(t.ne[0])).value_or(0);
+  }
+  for (int d = 1; d < 4; ++d) end += static_cast<uint64_t>(t.ne[d] - 1) * static_cast<uint64_t>(t.nb[d]);
+  return end;
+}
+
+}  // namespace
+
+Executor::Executor(Context& ctx, Pipelines& pipelines, Queue& queue) : ctx_(ctx), pipelines_(pipelines), queue_(queue) {
+  by_op_.resize(all_ops().size());
+  for (const KernelDef* k : all_kernels())
+    if (static_cast<size_t>(k->op) < by_op_.size()) by_op_[static_cast<size_t>(k->op)].push_back(k);
+}
+
+const KernelDef* Executor::find(const GraphNode& node, std::span<const GraphTensor> tensors) const {
+  if (static_cast<size_t>(node.op) >= by_op_.size() || node.dst < 0 || static_cast<size_t>(node.dst) >= tensors.size())
+    return nullptr;
+  for (int s = 0; s < kMaxSources; ++s)
+    if (node.src[s] >= 0 && static_cast<size_t>(node.src[s]) >= tensors.size()) return nullptr;
+  for (const KernelDef* k : by_op_[static_cast<size_t>(node.op)])
+    if (k->supports(node, tensors, ctx_.features()) != Support::no) return k;
+  return nullptr;
+}
+
+Support Executor::supports(const GraphNode& node, std::span<const GraphTensor> tensors) const {
+  if (static_cast<size_t>(node.op) >= by_op_.size() || node.dst < 0 || static_cast<size_t>(node.dst) >= tensors.size())
+    return Support::no;
+  for (int s = 0; s < kMaxSources; ++s)
+    if (node.src[s] >= 0 && static_cast<size_t>(node.src[s]) >= tensors.size()) return Support::no;
+  for (const KernelDef* k : by_op_[static_cast<size_t>(node.op)])
+    if (auto s = k->supports(node, tensors, ctx_.features()); s != Support::no) return s;
+  return Support::no;
+}
+
+Status Executor::fill(NodeRecord& r, int slot, const GraphNode& n, std::span<const GraphTensor> tensors,
+                      int32_t index) const {
+  const GraphTensor& t = tensors[static_cast<size_t>(index)];
+  const std::string which = slot == 0 ? "the destination" : "source " + std::to_string(slot - 1);
+  const auto* vb = dynamic_cast<const VulkanBuffer*>(t.buffer);
+  if (!vb || vb->context() != &ctx_)
+    return refuse(ctx_, n, which + (t.buffer ? " is in memory of another device" : " is host memory") +
+                               "; it must be in a buffer of " + ctx_.name() + " (the scheduler copies it there)");
+  if (vb->address() == 0) return refuse(ctx_, n, which + " is in a staging buffer, which kernels cannot read");
+  if (auto st = vb->check_range(t.offset, static_cast<size_t>(extent(t)), "a tensor"); !st)
+    return refuse(ctx_, n, which + ": " + st.message());
+  r.addr[slot] = vb->address() + t.offset;
+  r.type[slot] = static_cast<uint32_t>(t.type);
+  for (int d = 0; d < 4; ++d) {
+    if (t.ne[d] > std::numeric_limits<int32_t>::max() || t.nb[d] > std::numeric_limits<int32_t>::max() ||
+        t.nb[d] < std::numeric_limits<int32_t>::min())
+      return refuse(ctx_, n, which + " has a size or stride beyond 31 bits");
+    r.ne[slot * 4 + d] = static_cast<int32_t>(t.ne[d]);
+    r.nb[slot * 4 + d] = static_cast<int32_t>(t.nb[d]);
+  }
+  return Status::ok();
+}
+
+Status Executor::execute(const SubGraph& g) {
+  launches_.clear();
+  const auto& limits = ctx_.properties().limits;
+  for (const GraphNode& n : g.nodes) {
+    const KernelDef* k = find(n, g.tensors);
+    if (!k) return refuse(ctx_, n, "no Vulkan kernel runs this node (the scheduler should have placed it elsewhere)");
+    const Launch l = k->plan(n, g.tensors, ctx_.features());
+    auto pipe = pipelines_.get(l.shader);
+    if (!pipe) return pipe.status();
+    Dispatch d;
+    d.pipeline = pipe.value();
+    NodeRecord& r = d.record;
+    if (auto st = fill(r, 0, n, g.tensors, n.dst); !st) return st;
+    for (int s = 0; s < kMaxSources; ++s) {
+      if (n.src[s] < 0) continue;
+      if (auto st = fill(r, 1 + s, n, g.tensors, n.src[s]); !st) return st;
+      r.n_src = static_cast<uint32_t>(s + 1);
+    }
+    for (int i = 0; i < 8; ++i) r.ip[i] = n.i[i];
+    for (int i = 0; i < 4; ++i) r.fp[i] = n.f[i];
+    for (int i = 0; i < 4; ++i) r.up[i] = l.u[i];
+    for (int i = 0; i < 3; ++i) {
+      if (l.groups[i] > limits.maxComputeWorkGroupCount[i])
+        return refuse(ctx_, n, "kernel '" + std::string(l.shader) + "' asked for " + std::to_string(l.groups[i]) +
+                                   " workgroups in dimension " + std::to_string(i) + ", the device allows " +
+                                   std::to_string(limits.maxComputeWorkGroupCount[i]));
+      d.groups[i] = l.groups[i];
+    }
+    // A node with nothing to do still gets its record written but no workgroups.
+    if (d.groups[0] == 0 || d.groups[1] == 0 || d.groups[2] == 0) continue;
+    launches_.push_back(d);
+  }
+  return queue_.dispatch(launches_);
+}
+
+}  // namespace sy::vulkan

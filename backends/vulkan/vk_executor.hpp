@@ -1,0 +1,32 @@
+// Turns a sub-graph into kernel launches: per node the first kernel that accepts it, the
+// node's record (tensor addresses, shapes, strides, parameters), and its pipeline.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "vk_pipelines.hpp"
+#include "vk_queue.hpp"
+
+namespace sy::vulkan {
+
+class Executor {
+ public:
+  Executor(Context& ctx, Pipelines& pipelines, Queue& queue);
+  /// The first kernel's answer for the node's op, or no.
+  Support supports(const GraphNode& node, std::span<const GraphTensor> tensors) const;
+  /// Queues every node of `g`; nothing is queued when any node cannot run.
+  Status execute(const SubGraph& g);
+
+ private:
+  const KernelDef* find(const GraphNode& node, std::span<const GraphTensor> tensors) const;
+  Status fill(NodeRecord& r, int slot, const GraphNode& n, std::span<const GraphTensor> tensors, int32_t index) const;
+
+  Context& ctx_;
+  Pipelines& pipelines_;
+  Queue& queue_;
+  std::vector<std::vector<const KernelDef*>> by_op_;  ///< all_kernels() grouped by op, in order
+  std::vector<Dispatch> launches_;                    ///< reused from step to step
+};
+
+}  // namespace sy::vulkan
