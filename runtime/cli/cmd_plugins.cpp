@@ -1,5 +1,7 @@
-// switchyard plugins [--json] [--check]: what is installed, from manifests alone;
-// --check also loads every library and verifies it against its manifest.
+// switchyard plugins [--json] [--check] [--devices]: what is installed, from manifests
+// alone; --check also loads every library and verifies it against its manifest; --devices
+// starts every backend and lists its devices (memory, who reads what, features and the
+// kernel paths each will use), or says in one line why a backend cannot start.
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -7,13 +9,79 @@
 #include "cli/commands.hpp"
 #include "cli/json_text.hpp"
 #include "registry/registry.hpp"
+#include "util/bytes.hpp"
 
 namespace sy::cli {
 namespace {
 
 using nlohmann::json;
 
-int run_plugins(bool as_json, bool check) {
+// A backend with its manifest's defaults, its devices' descriptions, or why it has none.
+struct BackendDevices {
+  std::string backend;
+  std::string unavailable;  ///< empty when the backend started
+  std::vector<DeviceInfo> devices;
+};
+
+std::vector<BackendDevices> probe_devices(registry::Registry& reg) {
+  std::vector<BackendDevices> out;
+  for (const auto& name : reg.names(ComponentKind::backend)) {
+    BackendDevices b;
+    b.backend = name;
+    ParamMap params;
+    for (const auto& p : reg.manifest(*reg.find(ComponentKind::backend, name)).params)
+      if (p.def) params.set(p.name, *p.def);
+    auto be = reg.create_backend(name, params);
+    if (!be) {
+      b.unavailable = be.status().message();
+    } else {
+      for (size_t i = 0; i < (*be)->device_count(); ++i) b.devices.push_back((*be)->device(i).info());
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+json devices_json(const std::vector<BackendDevices>& all) {
+  json out = json::array();
+  for (const auto& b : all) {
+    json bj{{"backend", b.backend}, {"available", b.unavailable.empty()}, {"devices", json::array()}};
+    if (!b.unavailable.empty()) bj["unavailable_reason"] = b.unavailable;
+    for (const auto& d : b.devices)
+      bj["devices"].push_back({{"name", d.name},
+                               {"description", d.description},
+                               {"kind", std::string(device_kind_name(d.kind))},
+                               {"total_memory", d.total_memory},
+                               {"free_memory", d.free_memory},
+                               {"unified_memory", d.unified_memory},
+                               {"reads_host_memory", d.reads_host_memory},
+                               {"features", d.features}});
+    out.push_back(std::move(bj));
+  }
+  return out;
+}
+
+void print_devices(const std::vector<BackendDevices>& all) {
+  std::cout << "\nDevices:\n";
+  if (all.empty()) std::cout << "  (no backend plugins)\n";
+  for (const auto& b : all) {
+    if (!b.unavailable.empty()) {
+      std::cout << "  " << b.backend << ": unavailable: " << b.unavailable << "\n";
+      continue;
+    }
+    std::cout << "  " << b.backend << ":" << (b.devices.empty() ? " (no devices)" : "") << "\n";
+    for (const auto& d : b.devices) {
+      std::cout << "    " << d.name << ": " << d.description << " (" << device_kind_name(d.kind) << "), "
+                << util::human_bytes(d.free_memory) << " free of " << util::human_bytes(d.total_memory);
+      if (d.reads_host_memory) std::cout << "; reads host memory";
+      if (d.unified_memory) std::cout << "; unified memory";
+      std::cout << "\n";
+      for (const auto& f : d.features) std::cout << "      " << f << "\n";
+    }
+  }
+}
+
+int run_plugins(bool as_json, bool check, bool devices) {
   std::vector<std::string> warnings;
   auto dirs = registry::default_search_path({}, warnings);
   for (const auto& w : warnings) std::cerr << "switchyard: warning: " << w << "\n";
@@ -55,6 +123,7 @@ int run_plugins(bool as_json, bool check) {
       out["plugins"].push_back(pj);
     }
     for (const auto& r : reg.refusals()) out["refused"].push_back({{"file", r.file.string()}, {"reason", r.reason}});
+    if (devices) out["devices"] = devices_json(probe_devices(reg));
     std::cout << json_text(out, 2) << "\n";
     return rc;
   }
@@ -83,6 +152,7 @@ int run_plugins(bool as_json, bool check) {
     std::cout << "\nRefused:\n";
     for (const auto& r : reg.refusals()) std::cout << "  " << r.file.string() << ": " << r.reason << "\n";
   }
+  if (devices) print_devices(probe_devices(reg));
   return rc;
 }
 
@@ -92,12 +162,15 @@ void add_plugins_command(CLI::App& app, Dispatch& d) {
   struct Flags {
     bool json = false;
     bool check = false;
+    bool devices = false;
   };
   auto flags = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("plugins", "List installed plugins and their components (reads manifests only)");
   cmd->add_flag("--json", flags->json, "Print JSON instead of text");
   cmd->add_flag("--check", flags->check, "Also load every plugin library and verify it against its manifest");
-  cmd->callback([&d, flags] { d.run = [flags] { return run_plugins(flags->json, flags->check); }; });
+  cmd->add_flag("--devices", flags->devices,
+                "Also start every backend and list its devices: memory, features and the kernel paths each uses");
+  cmd->callback([&d, flags] { d.run = [flags] { return run_plugins(flags->json, flags->check, flags->devices); }; });
 }
 
 }  // namespace sy::cli
