@@ -30,9 +30,14 @@ Result<std::unique_ptr<RawBuffer>> make_raw_buffer(Context& ctx, VkDeviceSize si
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(ctx.device(), b->buffer, &req);
   const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  const int type = kind == BufferKind::device_local
-                       ? ctx.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, hv)
-                       : ctx.memory_type(req.memoryTypeBits, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  int type = -1;
+  if (kind != BufferKind::device_local)
+    type = ctx.memory_type(req.memoryTypeBits, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  else if (ctx.unified_memory())
+    type = ctx.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | hv, 0);
+  else  // plain VRAM first: a small host-visible window (ReBAR) is left to whoever needs it
+    type = ctx.memory_type_without(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
   if (type < 0)
     return error::unsupported(who + "no memory type for a " + std::string(buffer_kind_name(kind)) + " buffer");
   VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
@@ -46,12 +51,9 @@ Result<std::unique_ptr<RawBuffer>> make_raw_buffer(Context& ctx, VkDeviceSize si
                                 std::string(buffer_kind_name(kind)) + " memory (" + vk_error(r) + ")");
   if (auto r = vkBindBufferMemory(ctx.device(), b->buffer, b->memory, 0); r != VK_SUCCESS)
     return error::out_of_memory(who + "cannot bind buffer memory (" + vk_error(r) + ")");
-  if ((ctx.memory().memoryTypes[type].propertyFlags & hv) == hv)
-    if (auto r = vkMapMemory(ctx.device(), b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped); r != VK_SUCCESS) {
-      if (kind != BufferKind::device_local)
-        return error::out_of_memory(who + "cannot map " + std::to_string(size) + " bytes (" + vk_error(r) + ")");
-      b->mapped = nullptr;
-    }
+  if (kind != BufferKind::device_local || ctx.unified_memory())
+    if (auto r = vkMapMemory(ctx.device(), b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped); r != VK_SUCCESS)
+      return error::out_of_memory(who + "cannot map " + std::to_string(size) + " bytes (" + vk_error(r) + ")");
   if (kernels_read) {
     VkBufferDeviceAddressInfo ai{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
     ai.buffer = b->buffer;

@@ -148,6 +148,13 @@ Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<Instance> inst,
   if (auto r = vkCreateDevice(pd, &dci, nullptr, &c->device_); r != VK_SUCCESS)
     return error::unavailable(who + ": cannot create a device (" + vk_error(r) + ")");
   vkGetDeviceQueue(c->device_, family, 0, &c->queue_);
+  if (c->props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+      c->props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (uint32_t t = 0; t < c->mem_.memoryTypeCount; ++t)
+      if ((c->mem_.memoryTypes[t].propertyFlags & want) == want) c->unified_ = true;
+  }
   return c;
 }
 
@@ -162,6 +169,18 @@ int Context::memory_type(uint32_t bits, VkMemoryPropertyFlags required, VkMemory
     const auto flags = mem_.memoryTypes[i].propertyFlags;
     if ((flags & required) != required) continue;
     if ((flags & preferred) == preferred) return static_cast<int>(i);
+    if (fallback < 0) fallback = static_cast<int>(i);
+  }
+  return fallback;
+}
+
+int Context::memory_type_without(uint32_t bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags avoided) const {
+  int fallback = -1;
+  for (uint32_t i = 0; i < mem_.memoryTypeCount; ++i) {
+    if (!(bits & (1u << i))) continue;
+    const auto flags = mem_.memoryTypes[i].propertyFlags;
+    if ((flags & required) != required) continue;
+    if (!(flags & avoided)) return static_cast<int>(i);
     if (fallback < 0) fallback = static_cast<int>(i);
   }
   return fallback;

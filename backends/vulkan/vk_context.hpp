@@ -39,12 +39,18 @@ class Context {
   /// "vulkan0", for messages.
   const std::string& name() const { return name_; }
   bool has_memory_budget() const { return memory_budget_; }
+  /// Device-local memory is host memory too (integrated GPU, lavapipe): device_local
+  /// buffers are mapped and host-readable in place. A discrete GPU's host-visible VRAM
+  /// (ReBAR) does not count: reading it from the host is far slower than a copy.
+  bool unified_memory() const { return unified_; }
   const VkPhysicalDeviceProperties& properties() const { return props_; }
   const VkPhysicalDeviceMemoryProperties& memory() const { return mem_; }
   /// What kernels may choose paths by (portable_only from SWITCHYARD_VULKAN_PATH).
   const Features& features() const { return features_; }
   /// Memory type index with all `required` flags (and preferably `preferred`), or -1.
   int memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
+  /// Memory type with all `required` flags, preferably none of `avoided`, or -1.
+  int memory_type_without(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags avoided) const;
 
  private:
   Context() = default;
@@ -59,6 +65,7 @@ class Context {
   size_t index_ = 0;
   std::string name_;
   bool memory_budget_ = false;
+  bool unified_ = false;
 };
 
 }  // namespace sy::vulkan

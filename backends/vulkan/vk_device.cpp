@@ -27,18 +27,6 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(std::unique_ptr<Conte
   if (!q) return q.status();
   d->queue_ = std::move(q.value());
   d->executor_ = std::make_unique<Executor>(*d->ctx_, *d->pipelines_, *d->queue_);
-  // Unified when device-local memory is mappable and is most of the device's memory (not
-  // a small ReBAR window): then device_local buffers are host-readable in place.
-  const auto& mem = d->ctx_->memory();
-  uint64_t device_bytes = 0;
-  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
-    if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) device_bytes += mem.memoryHeaps[h].size;
-  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  for (uint32_t t = 0; t < mem.memoryTypeCount; ++t)
-    if ((mem.memoryTypes[t].propertyFlags & want) == want &&
-        mem.memoryHeaps[mem.memoryTypes[t].heapIndex].size >= device_bytes / 2)
-      d->unified_ = true;
   return d;
 }
 
@@ -74,7 +62,7 @@ DeviceInfo VulkanDevice::info() const noexcept {
   }
   d.free_memory = std::min(d.free_memory, d.total_memory);
   d.reads_host_memory = false;
-  d.unified_memory = unified_;
+  d.unified_memory = ctx_->unified_memory();
   try {
     const auto& f = ctx_->features();
     d.features.push_back("vulkan " + std::to_string(VK_API_VERSION_MAJOR(p.apiVersion)) + "." +

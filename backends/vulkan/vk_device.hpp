@@ -31,7 +31,6 @@ class VulkanDevice final : public Device {
   std::unique_ptr<Pipelines> pipelines_;
   std::unique_ptr<Queue> queue_;
   std::unique_ptr<Executor> executor_;
-  bool unified_ = false;
 };
 
 }  // namespace sy::vulkan

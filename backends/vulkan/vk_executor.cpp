@@ -1,6 +1,7 @@
 #include "vk_executor.hpp"
 
 #include <limits>
+#include <mutex>
 #include <string>
 
 namespace sy::vulkan {
@@ -33,24 +34,21 @@ Executor::Executor(Context& ctx, Pipelines& pipelines, Queue& queue) : ctx_(ctx)
     if (static_cast<size_t>(k->op) < by_op_.size()) by_op_[static_cast<size_t>(k->op)].push_back(k);
 }
 
-const KernelDef* Executor::find(const GraphNode& node, std::span<const GraphTensor> tensors) const {
+const KernelDef* Executor::find(const GraphNode& node, std::span<const GraphTensor> tensors, Support* answer) const {
+  *answer = Support::no;
   if (static_cast<size_t>(node.op) >= by_op_.size() || node.dst < 0 || static_cast<size_t>(node.dst) >= tensors.size())
     return nullptr;
   for (int s = 0; s < kMaxSources; ++s)
     if (node.src[s] >= 0 && static_cast<size_t>(node.src[s]) >= tensors.size()) return nullptr;
   for (const KernelDef* k : by_op_[static_cast<size_t>(node.op)])
-    if (k->supports(node, tensors, ctx_.features()) != Support::no) return k;
+    if ((*answer = k->supports(node, tensors, ctx_.features())) != Support::no) return k;
   return nullptr;
 }
 
 Support Executor::supports(const GraphNode& node, std::span<const GraphTensor> tensors) const {
-  if (static_cast<size_t>(node.op) >= by_op_.size() || node.dst < 0 || static_cast<size_t>(node.dst) >= tensors.size())
-    return Support::no;
-  for (int s = 0; s < kMaxSources; ++s)
-    if (node.src[s] >= 0 && static_cast<size_t>(node.src[s]) >= tensors.size()) return Support::no;
-  for (const KernelDef* k : by_op_[static_cast<size_t>(node.op)])
-    if (auto s = k->supports(node, tensors, ctx_.features()); s != Support::no) return s;
-  return Support::no;
+  Support answer;
+  find(node, tensors, &answer);
+  return answer;
 }
 
 Status Executor::fill(NodeRecord& r, int slot, const GraphNode& n, std::span<const GraphTensor> tensors,
@@ -77,10 +75,12 @@ Status Executor::fill(NodeRecord& r, int slot, const GraphNode& n, std::span<con
 }
 
 Status Executor::execute(const SubGraph& g) {
+  std::lock_guard lock(mu_);
   launches_.clear();
   const auto& limits = ctx_.properties().limits;
   for (const GraphNode& n : g.nodes) {
-    const KernelDef* k = find(n, g.tensors);
+    Support answer;
+    const KernelDef* k = find(n, g.tensors, &answer);
     if (!k) return refuse(ctx_, n, "no Vulkan kernel runs this node (the scheduler should have placed it elsewhere)");
     const Launch l = k->plan(n, g.tensors, ctx_.features());
     auto pipe = pipelines_.get(l.shader);

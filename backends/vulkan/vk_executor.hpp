@@ -2,6 +2,7 @@
 // node's record (tensor addresses, shapes, strides, parameters), and its pipeline.
 #pragma once
 
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -19,13 +20,15 @@ class Executor {
   Status execute(const SubGraph& g);
 
  private:
-  const KernelDef* find(const GraphNode& node, std::span<const GraphTensor> tensors) const;
+  /// The first kernel that accepts the node, with its answer (no, and nullptr, when none does).
+  const KernelDef* find(const GraphNode& node, std::span<const GraphTensor> tensors, Support* answer) const;
   Status fill(NodeRecord& r, int slot, const GraphNode& n, std::span<const GraphTensor> tensors, int32_t index) const;
 
   Context& ctx_;
   Pipelines& pipelines_;
   Queue& queue_;
   std::vector<std::vector<const KernelDef*>> by_op_;  ///< all_kernels() grouped by op, in order
+  std::mutex mu_;                                     ///< execute() from two threads takes turns
   std::vector<Dispatch> launches_;                    ///< reused from step to step
 };
 

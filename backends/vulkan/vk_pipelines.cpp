@@ -22,7 +22,7 @@ Pipelines::~Pipelines() {
 
 Result<VkPipeline> Pipelines::get(std::string_view name) {
   std::lock_guard lock(mu_);
-  if (auto it = cache_.find(std::string(name)); it != cache_.end()) return it->second;
+  if (auto it = cache_.find(name); it != cache_.end()) return it->second;
   const auto code = spirv(name);
   if (code.empty()) return error::internal(ctx_.name() + ": no compiled shader named '" + std::string(name) + "'");
   VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};

@@ -3,6 +3,7 @@
 // 8-byte push constant holding the address of the node's record.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -27,8 +28,13 @@ class Pipelines {
   explicit Pipelines(Context& ctx) : ctx_(ctx) {}
   Context& ctx_;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  // Looked up by string_view without building a string: no allocation per node per step.
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
   std::mutex mu_;
-  std::unordered_map<std::string, VkPipeline> cache_;
+  std::unordered_map<std::string, VkPipeline, Hash, std::equal_to<>> cache_;
 };
 
 }  // namespace sy::vulkan
