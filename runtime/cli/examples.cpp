@@ -70,6 +70,15 @@ const std::vector<Example>& examples() {
        "llama.cpp's flags: a system prompt, at most 256 tokens per answer, an 8192-token context."},
       {"chat", "switchyard chat -P pipeline.yaml --temp 0.3", "A pipeline file's model and samplers, with the temperature lowered."},
 
+      {"conformance", "switchyard conformance cpu --require-all",
+       "Every op case on the CPU backend's fastest kernels against its scalar ones; a refused case fails too."},
+      {"conformance", "switchyard conformance vulkan --ops matmul,attention --types Q4_K,Q8_0",
+       "Only some ops and storage types on the first Vulkan device."},
+      {"conformance", "switchyard conformance vulkan --fixtures ../shared/fixtures --json > report.json",
+       "Also every shared fixture model placed on the GPU; the whole report as JSON."},
+      {"conformance", "switchyard conformance mybackend --plugin-path build/plugins --device 1",
+       "An out-of-tree backend from its build folder, on its second device."},
+
       {"help", "switchyard help", "List the commands."},
       {"help", "switchyard help run", "One command's options and examples (the same as switchyard run --help)."},
 
