@@ -13,6 +13,8 @@
 #include "cli/json_text.hpp"
 #include "cli/number_arg.hpp"
 #include "cli/plan_report.hpp"
+#include "engine/runtime_setup.hpp"
+#include "placement/device_names.hpp"
 #include "pipeline/validate.hpp"
 #include "planner/describe.hpp"
 #include "synth/synth.hpp"
@@ -218,6 +220,20 @@ int run_plan(PlanArgs a) {
       devs.push_back({"gpu" + std::to_string(devs.size()), true, *b, gpu_bw.value_or(900e9), gpu_bw ? "given" : "assumed"});
     }
   }
+  // No --vram with a pipeline that lists GPU backends: the GPUs that start here, under the
+  // names `run` places by (gpu0, gpu1, ...), with the memory free now.
+  std::unique_ptr<engine::Runtime> probed;
+  if (pipeline_gpu && a.vram.empty()) {
+    probed = std::make_unique<engine::Runtime>();
+    std::vector<std::string> warnings;
+    probed->registry = std::make_unique<registry::Registry>(registry::default_search_path(pl.plugin_path, warnings));
+    if (auto st = engine::start_backends(pl, *probed); !st) return fail(st.message(), 1);
+    for (const auto& n : probed->notes) notes.push_back(n);
+    for (size_t d = 0; d < probed->devices.size(); ++d)
+      if (probed->names[d].gpu)
+        devs.push_back({probed->names[d].portable, true, probed->devices[d]->info().free_memory,
+                        gpu_bw.value_or(900e9), gpu_bw ? "given" : "assumed"});
+  }
   planner::DeviceSpec cpu{"cpu", false, 0, 0, ""};
   if (!a.ram.empty()) {
     if (auto why = unitless_size("--ram", a.ram, false, false)) return fail(*why);
@@ -237,7 +253,15 @@ int run_plan(PlanArgs a) {
 
   // The placement rules: the pipeline's (or the defaults), then the flags.
   pipeline::PlacementConfig cfg = pl.placement;
-  for (auto& o : cfg.overrides) o.device = plan_device(o.device);
+  for (auto& o : cfg.overrides) {
+    if (probed) {
+      auto name = placement::resolve_device(o.device, probed->names);
+      if (!name) return fail(name.status().message());
+      o.device = *name;
+    } else {
+      o.device = plan_device(o.device);
+    }
+  }
   // A pipeline's cpu_moe is a floor that auto-fit may raise when gpu_layers is auto.
   const bool moe_given = a.cpu_moe || !a.n_cpu_moe.empty();
   bool moe_auto = !moe_given && cfg.gpu_layers.mode == pipeline::LayerCount::Mode::automatic;

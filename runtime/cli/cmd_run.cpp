@@ -143,8 +143,22 @@ int report(const RunArgs& a, const Outcome& o, const engine::Runtime& rt, bool f
                   {"weights_bytes", rt.model->weights().bytes()},
                   {"weights_mapped_bytes", rt.model->weights().mapped_bytes()},
                   {"weights_locked_bytes", rt.model->weights().locked_bytes()},
+                  {"weights_kept_on_host", rt.model->weights().kept_on_host()},
                   {"transfers", st.transfers},
+                  {"transfer_bytes", st.transfer_bytes},
+                  // The last step is a decode step whenever a token was generated.
+                  {"last_step_transfer_bytes", st.last_step_transfer_bytes},
                   {"arena_bytes", st.arena_bytes}};
+    // Bytes placed per device and component, in `plan --json`'s terms (devices[].weights...).
+    const auto& placed = rt.model->weights().placed();
+    const auto& kv = eng.kv_cache();
+    for (size_t d = 0; d < rt.devices.size(); ++d)
+      j["devices"].push_back({{"name", rt.names[d].portable},
+                              {"device", rt.names[d].own},
+                              {"weights", placed[d].weights},
+                              {"expert_weights", placed[d].expert_weights},
+                              {"kv", kv.kv_bytes()[d]},
+                              {"recurrent", kv.state_bytes()[d]}});
     if (a.routing_stats) j["routing"] = routing_json(engine::summarize_routing(eng.routing_counts()));
     std::cout << json_text(j) << "\n" << std::flush;
   } else {

@@ -43,6 +43,7 @@ class Engine {
   Status decode(std::span<const BatchToken> batch, std::vector<float>& logits);
 
   [[nodiscard]] kv::KvCache& kv() { return *kv_; }
+  [[nodiscard]] const kv::KvCache& kv_cache() const { return *kv_; }
   [[nodiscard]] const graph::SchedulerStats& stats() const { return sched_.stats(); }
   [[nodiscard]] const model::Model& model() const { return model_; }
   [[nodiscard]] int64_t n_vocab() const { return model_.hparams().n_vocab; }

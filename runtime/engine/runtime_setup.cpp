@@ -86,6 +86,36 @@ Result<Where> place_weights(const pipeline::Pipeline& p, const planner::ModelDes
 
 }  // namespace
 
+Status start_backends(const pipeline::Pipeline& p, Runtime& rt) {
+  auto lg = log::get("engine");
+  rt.host_device = -1;
+  for (const auto& b : p.backends) {
+    ParamMap params = b.params;
+    if (!b.devices.empty()) params.set("devices", b.devices);
+    auto be = rt.registry->create_backend(b.plugin, params);
+    if (!be) {
+      // A GPU backend without a usable device: run on the rest, unless strict.
+      if (p.strict) return Status(be.status().code(), "backend " + b.plugin + ": " + be.status().message());
+      rt.notes.push_back("backend " + b.plugin + " skipped: " + be.status().message());
+      lg->warn("{}", rt.notes.back());
+      continue;
+    }
+    for (size_t i = 0; i < (*be)->device_count(); ++i) {
+      // The cpu backend's device holds host memory. Not any device of kind cpu: lavapipe
+      // is a Vulkan device on the CPU, with Vulkan's memory and kernels.
+      if (rt.host_device < 0 && b.plugin == "cpu") rt.host_device = static_cast<int>(rt.devices.size());
+      rt.devices.push_back(&(*be)->device(i));
+    }
+    rt.backends.push_back(std::move(*be));
+  }
+  if (rt.host_device < 0)
+    return error::unavailable(
+        "the pipeline has no cpu backend; the token embeddings, and any layer placement leaves in RAM, run there, so "
+        "add `- { plugin: cpu }` to `backends`");
+  rt.names = placement::name_devices(rt.devices, rt.host_device);
+  return Status::ok();
+}
+
 Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std::vector<registry::SearchDir>* search,
                                           bool routing_stats) {
   auto rt = std::make_unique<Runtime>();
@@ -106,31 +136,7 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
     else refused += (refused.empty() ? "" : "\n") + pipeline::format_diagnostic(d);
   }
   if (!refused.empty()) return error::invalid_argument(refused);
-  rt->host_device = -1;
-  for (const auto& b : p.backends) {
-    ParamMap params = b.params;
-    if (!b.devices.empty()) params.set("devices", b.devices);
-    auto be = rt->registry->create_backend(b.plugin, params);
-    if (!be) {
-      // A GPU backend without a usable device: run on the rest, unless strict.
-      if (p.strict) return Status(be.status().code(), "backend " + b.plugin + ": " + be.status().message());
-      rt->notes.push_back("backend " + b.plugin + " skipped: " + be.status().message());
-      lg->warn("{}", rt->notes.back());
-      continue;
-    }
-    for (size_t i = 0; i < (*be)->device_count(); ++i) {
-      // The cpu backend's device holds weights and cache. Not any device of kind cpu:
-      // lavapipe is a Vulkan device on the CPU, with Vulkan's memory and (no) kernels.
-      if (rt->host_device < 0 && b.plugin == "cpu") rt->host_device = static_cast<int>(rt->devices.size());
-      rt->devices.push_back(&(*be)->device(i));
-    }
-    rt->backends.push_back(std::move(*be));
-  }
-  if (rt->host_device < 0)
-    return error::unavailable(
-        "the pipeline has no cpu backend; the token embeddings, the tokenizer's work and any layer placement leaves "
-        "in RAM run there, so add `- { plugin: cpu }` to `backends`");
-  rt->names = placement::name_devices(rt->devices, rt->host_device);
+  if (auto st = start_backends(p, *rt); !st) return st;
   auto where = place_weights(p, *desc, *rt);
   if (!where) return where.status();
   auto m = model::Model::load(std::move(*opened), p.model.path, where->weights, where->layers,

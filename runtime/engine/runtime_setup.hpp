@@ -31,6 +31,10 @@ struct Runtime {
 /// The storage type of a `context.kv_type` name, or an error naming the supported ones.
 Result<StorageType> kv_storage_type(const std::string& name);
 
+/// Starts the pipeline's backends into rt.devices (rt.registry must be set): a GPU backend
+/// that cannot start is skipped with a note (an error under strict); the cpu backend is required.
+Status start_backends(const pipeline::Pipeline& p, Runtime& rt);
+
 /// Creates everything the pipeline names. `search` (optional) replaces the default
 /// plugin search path; routing_stats makes the engine count expert choices.
 Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p,

@@ -54,8 +54,9 @@ void Scheduler::note_fallback(const GraphNode& n, StorageType type, int from, in
   if (std::find(seen_fallbacks_.begin(), seen_fallbacks_.end(), key) != seen_fallbacks_.end()) return;
   seen_fallbacks_.push_back(key);
   ++stats_.distinct_fallbacks;
-  log::get("graph")->warn("fallback: {} {} {} on {} data; it runs on {} instead", info_[static_cast<size_t>(from)].name,
-                          why, op_name(n.op), storage_type_name(type), info_[static_cast<size_t>(to)].name);
+  log::get("graph")->warn("fallback: {} cannot run {} on {} data ({}); it runs on {} instead",
+                          info_[static_cast<size_t>(from)].name, op_name(n.op), storage_type_name(type), why,
+                          info_[static_cast<size_t>(to)].name);
 }
 
 bool Scheduler::readable(int holder, int reader) const {
@@ -131,7 +132,7 @@ Status Scheduler::assign(Graph& g) {
                                   std::string(op_name(n.op)) + " on " + std::string(storage_type_name(type)) +
                                   " data and `strict: true` forbids falling back to " +
                                   info_[static_cast<size_t>(chosen)].name);
-      note_fallback(n, type, preferred, chosen, anchor >= 0 ? "holds the data of" : "has no kernel for");
+      note_fallback(n, type, preferred, chosen, anchor >= 0 ? "where its weights or cache live" : "where its input was made");
     }
     // Sources the chosen device cannot read are copied to it (one copy per step).
     for (int s = 0; s < kMaxSources && n.src[s] >= 0; ++s) {
