@@ -7,7 +7,10 @@ namespace sy::vulkan {
 namespace {
 
 // Scratch comes in slabs of at least this size; bigger requests get a slab of their own.
-constexpr VkDeviceSize kSlabBytes = 1ull << 20;
+constexpr VkDeviceSize kSlabBytes = 256ull << 10;
+// At most this many submissions are queued: a caller that never waits still has its
+// oldest work finished (and its scratch reused) instead of growing without bound.
+constexpr size_t kMaxBatchesInFlight = 32;
 // A copy larger than this is staged in pieces, so a 20 GB upload never needs 20 GB of staging.
 constexpr VkDeviceSize kStagingChunk = 16ull << 20;
 // An open batch holding this much staged data is submitted, and the host waits for older
@@ -155,8 +158,11 @@ Status Queue::flush() {
   open_->value = value;
   staged_in_flight_ += open_->staged;
   in_flight_.push_back(std::move(open_));
-  // Bound the staging memory queued: wait for the oldest batches while too much is.
-  while (staged_in_flight_ > kMaxStagedInFlight && in_flight_.size() > 1)
+  // Recycle what already finished, then bound what is queued: wait for the oldest
+  // batches while too many, or too much staged memory, are in flight.
+  uint64_t done = 0;
+  if (vkGetSemaphoreCounterValue(ctx_.device(), timeline_, &done) == VK_SUCCESS) retire(done);
+  while (in_flight_.size() > kMaxBatchesInFlight || (staged_in_flight_ > kMaxStagedInFlight && in_flight_.size() > 1))
     if (auto st = wait_locked(in_flight_.front()->value); !st) return st;
   return Status::ok();
 }

@@ -35,7 +35,7 @@ class Queue {
   /// Queues a copy of `src` into `dst` at `offset`; `src` is staged before returning.
   Status copy_to_device(VkBuffer dst, VkDeviceSize offset, std::span<const std::byte> src);
   /// Queues a copy of `src` at `offset` into host memory `dst`, filled once the copy's
-  /// submission completed and a wait or synchronize noticed it.
+  /// submission completed and the queue noticed it (at the latest in the next wait).
   Status copy_to_host(VkBuffer src, VkDeviceSize offset, std::span<std::byte> dst);
   /// Submits what is open; returns the timeline value that completes after it (0: nothing queued ever).
   Result<uint64_t> record_event();

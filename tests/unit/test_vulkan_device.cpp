@@ -242,6 +242,76 @@ TEST_CASE("vulkan device: queued copies and kernels run in queue order", "[vulka
   REQUIRE(dev.synchronize().is_ok());
 }
 
+TEST_CASE("vulkan device: many steps queued without a wait keep their records", "[vulkan]") {
+  auto be = vulkan_or_skip();
+  if (!be) return;
+  auto& dev = be->device(0);
+  const auto f32 = StorageType::F32;
+  auto a = make(dev, f32, kOdd, dense(f32, kOdd));
+  auto b = make(dev, f32, kOdd, padded(f32, kOdd));
+  auto one = make(dev, f32, Shape{1, 1, 1, 1}, dense(f32, Shape{1, 1, 1, 1}));
+  fill(a, input);
+  fill(one, [](int64_t, int64_t, int64_t, int64_t) { return 1.0f; });
+  // Step: b = a * 2; a = b + 1. Exact in f32 on any IEEE device, so the host replays it.
+  std::vector<GraphTensor> ts{a.t, b.t, one.t};
+  GraphNode twice, plus;
+  twice.op = OpKind::scale;
+  twice.dst = 1;
+  twice.src[0] = 0;
+  twice.f[0] = 2.0f;
+  plus.op = OpKind::add;
+  plus.dst = 0;
+  plus.src[0] = 1;
+  plus.src[1] = 2;
+  const int single = 60, batched = 40;  // 120 submissions: more than the queue keeps in flight
+  for (int i = 0; i < single; ++i) {
+    REQUIRE(dev.execute({ts, std::span<const GraphNode>(&twice, 1), 0}).is_ok());
+    REQUIRE(dev.execute({ts, std::span<const GraphNode>(&plus, 1), 0}).is_ok());
+  }
+  std::vector<GraphNode> nodes;
+  for (int i = 0; i < batched; ++i) {
+    nodes.push_back(twice);
+    nodes.push_back(plus);
+  }
+  REQUIRE(dev.execute({ts, nodes, 0}).is_ok());
+  REQUIRE(dev.synchronize().is_ok());
+  expect_close(
+      a,
+      [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+        float v = input(i0, i1, i2, i3);
+        for (int i = 0; i < single + batched; ++i) v = v * 2.0f + 1.0f;
+        return v;
+      },
+      0.0f);
+}
+
+TEST_CASE("vulkan device: SWITCHYARD_VULKAN_PATH=portable turns the fast paths off", "[vulkan]") {
+  struct Restore {
+    std::string old;
+    bool had;
+    Restore() : had(std::getenv("SWITCHYARD_VULKAN_PATH") != nullptr) {
+      if (had) old = std::getenv("SWITCHYARD_VULKAN_PATH");
+    }
+    ~Restore() {
+      if (had)
+        setenv("SWITCHYARD_VULKAN_PATH", old.c_str(), 1);
+      else
+        unsetenv("SWITCHYARD_VULKAN_PATH");
+    }
+  } restore;
+  setenv("SWITCHYARD_VULKAN_PATH", "portable", 1);
+  auto be = vulkan_or_skip();
+  if (!be) return;
+  const auto features = be->device(0).info().features;
+  bool says_portable = false, lists_path = false;
+  for (const auto& f : features) {
+    says_portable |= f.find("portable only") != std::string::npos;
+    lists_path |= f.rfind("path ", 0) == 0;
+  }
+  CHECK(says_portable);
+  CHECK_FALSE(lists_path);
+}
+
 namespace {
 
 // A buffer of no device: host memory only.
