@@ -3,8 +3,8 @@
 # Compiles every variant listed in <shader-dir>/*.list ("<variant> <file.comp> [-DNAME=VALUE ...]",
 # '#' starts a comment line) with glslc, one custom command per variant, and adds to
 # <target> a generated source defining sy::vulkan::spirv(name) (spirv.hpp) over the
-# embedded SPIR-V. Editing a .comp or any .glsl recompiles the variants; editing a .list
-# reconfigures.
+# embedded SPIR-V. Editing a .comp or a .glsl recompiles the variants that include it;
+# editing or adding a .list reconfigures.
 
 find_program(SY_GLSLC glslc)
 if(NOT SY_GLSLC)
@@ -14,7 +14,6 @@ endif()
 
 function(sy_embed_shaders target dir)
   file(GLOB lists CONFIGURE_DEPENDS "${dir}/*.list")
-  file(GLOB includes CONFIGURE_DEPENDS "${dir}/*.glsl")
   list(SORT lists)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${lists})
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/spv")
@@ -45,10 +44,13 @@ function(sy_embed_shaders target dir)
       list(APPEND seen "${name}")
       string(MAKE_C_IDENTIFIER "k_${name}" id)
       set(inc "${out_dir}/${name}.inc")
+      # glslc's depfile names the .glsl files this variant includes, so editing one
+      # recompiles only the variants that use it.
       add_custom_command(OUTPUT "${inc}"
         COMMAND "${SY_GLSLC}" --target-env=vulkan1.2 -O -fshader-stage=compute -I "${dir}" ${parts}
-                -mfmt=c -o "${inc}" "${dir}/${source}"
-        DEPENDS "${dir}/${source}" ${includes}
+                -MD -MF "${inc}.d" -mfmt=c -o "${inc}" "${dir}/${source}"
+        DEPENDS "${dir}/${source}" "${dir}/common.glsl"
+        DEPFILE "${inc}.d"
         COMMENT "glslc ${name}"
         VERBATIM)
       list(APPEND outputs "${inc}")
