@@ -289,8 +289,9 @@ void check_attention(Device& dev, const AttnShape& s, unsigned seed) {
   const auto want = run_cpu(a), got = run_vulkan(dev, a);
   const size_t n = static_cast<size_t>(s.hd * s.heads * Paged::tokens);
   // Same scores (the quantized keys dot in integers on both sides), same tiles and order;
-  // the exponentials and the float sums' rounding differ.
-  CHECK(worst(floats_of(got, a, out, n), floats_of(want, a, out, n), 2e-5, 2e-4) <= 1.0);
+  // the exponentials and the float sums' rounding differ (on lavapipe by under a tenth of
+  // this tolerance).
+  CHECK(worst(floats_of(got, a, out, n), floats_of(want, a, out, n), 2e-6, 2e-5) <= 1.0);
 }
 
 }  // namespace
@@ -362,7 +363,7 @@ TEST_CASE("vulkan attention: MLA's shape, V a view of the K cache, against the C
     const int out_dev = attention_case(on_dev, q, kc, vview, dv, heads, scale);
     const auto want = run_cpu(on_cpu), got = run_vulkan(*dev, on_dev);
     const size_t n = static_cast<size_t>(dv * heads * Paged::tokens);
-    CHECK(worst(floats_of(got, on_dev, out_dev, n), floats_of(want, on_cpu, out_cpu, n), 2e-5, 2e-4) <= 1.0);
+    CHECK(worst(floats_of(got, on_dev, out_dev, n), floats_of(want, on_cpu, out_cpu, n), 2e-6, 2e-5) <= 1.0);
   }
 }
 
@@ -405,7 +406,7 @@ TEST_CASE("vulkan attention: set_rows then attention in one graph; one visible k
     a.node(OpKind::attention, out, {q, kc, vc, pos, seq, tables}, {8}, {0.125f});
     const auto want = run_cpu(a), got = run_vulkan(*dev, a);
     const size_t nout = static_cast<size_t>(hd * heads * n);
-    CHECK(worst(floats_of(got, a, out, nout), floats_of(want, a, out, nout), 2e-5, 2e-4) <= 1.0);
+    CHECK(worst(floats_of(got, a, out, nout), floats_of(want, a, out, nout), 2e-6, 2e-5) <= 1.0);
     // Token 1 sees exactly one key, so its output is that key's V row (as stored).
     const auto& vt = a.tensors[static_cast<size_t>(vc)];
     std::vector<float> row(static_cast<size_t>(hd));
@@ -496,7 +497,7 @@ TEST_CASE("vulkan delta_net: the gated delta rule per state slot, against the CP
     const auto want = run_cpu(a), got = run_vulkan(*dev, a);
     for (int id : {out, state}) {
       const size_t n = a.size(id) / 4;
-      CHECK(worst(floats_of(got, a, id, n), floats_of(want, a, id, n), 1e-5, 1e-4) <= 1.0);
+      CHECK(worst(floats_of(got, a, id, n), floats_of(want, a, id, n), 1e-6, 1e-5) <= 1.0);
     }
   }
 }
