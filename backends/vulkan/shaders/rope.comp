@@ -20,7 +20,7 @@ const float C2 = 1.9353071795864769e-3;
 
 void main() {
   const uint units = pc.node.up[1];
-  const int n0 = ne(DST, 0), n1 = ne(DST, 1), n2 = ne(DST, 2), n3 = ne(DST, 3);
+  const int n1 = ne(DST, 1), n2 = ne(DST, 2), n3 = ne(DST, 3);
   const uint64_t id = uint64_t(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * WG + gl_LocalInvocationID.x;
   const uint64_t total = uint64_t(units) * uint64_t(n1 * n2 * n3);
   if (id >= total) return;
