@@ -27,6 +27,16 @@ uint64_t shape_key(const Graph& g, std::span<const GraphNode> nodes) {
   return h;
 }
 
+// The source an op reads and writes in place (graph.hpp's table), or -1.
+int state_source(OpKind op) {
+  switch (op) {
+    case OpKind::attention: return 1;  // the K cache
+    case OpKind::conv1d: return 2;
+    case OpKind::delta_net: return 5;
+    default: return -1;
+  }
+}
+
 // The type a fallback is reported by: the persistent operand's, else the first non-f32 one.
 StorageType reported_type(const Graph& g, const GraphNode& n, TensorId anchor) {
   if (anchor >= 0) return g.tensor_at(anchor).type;
@@ -115,6 +125,11 @@ Status Scheduler::assign(Graph& g) {
     // the device that produced its first source, else the host (only host inputs).
     TensorId anchor = -1;
     if (g.info(g.base(n.dst)).origin == Origin::persistent) anchor = g.base(n.dst);
+    // A cache or recurrent state the op updates in place outranks its weights: it cannot
+    // move, and a weight elsewhere may still be readable (llama.cpp runs these with the KV).
+    if (const int s = state_source(n.op); anchor < 0 && s >= 0 && n.src[s] >= 0 &&
+                                          g.info(g.base(n.src[s])).origin == Origin::persistent)
+      anchor = g.base(n.src[s]);
     for (int s = 0; s < kMaxSources && n.src[s] >= 0 && anchor < 0; ++s)
       if (g.info(g.base(n.src[s])).origin == Origin::persistent) anchor = g.base(n.src[s]);
     int preferred = anchor >= 0 ? g.info(anchor).device : -1;
