@@ -1,0 +1,159 @@
+// The matmul group: get_rows, matmul and matmul_id for every weight type the CPU backend
+// computes (shaders/matmul.comp, get_rows.comp, dequant.glsl). Activations and outputs are
+// f32; the CPU rounds activations to q8 for quantized weights (to bf16 for BF16 ones), so
+// the two differ by that rounding, not by the weights.
+//
+// matmul has a subgroup def first (asked only where the device has subgroup arithmetic and
+// no SWITCHYARD_VULKAN_PATH=portable) and the portable def after it. Only one-column
+// matmuls (decode) reduce a whole workgroup per output and gain from it: multi-column
+// launches and matmul_id reduce eight threads per output in shared memory on either path.
+#include <algorithm>
+#include <cstdint>
+
+#include "kernel.hpp"
+
+namespace sy::vulkan {
+namespace {
+
+/// The shader variants of one weight type (names in shaders/matmul.list).
+struct TypeShaders {
+  StorageType type;
+  std::string_view get_rows, c1, c1_sg, c8, id;
+};
+
+#define SY_MM_TYPE(T, n) \
+  TypeShaders { StorageType::T, "get_rows_" n, "matmul_" n "_c1", "matmul_" n "_c1_sg", "matmul_" n "_c8", "matmul_id_" n }
+constexpr TypeShaders kTypes[] = {
+    SY_MM_TYPE(F32, "f32"),   SY_MM_TYPE(F16, "f16"),   SY_MM_TYPE(BF16, "bf16"),     SY_MM_TYPE(Q4_0, "q4_0"),
+    SY_MM_TYPE(Q4_1, "q4_1"), SY_MM_TYPE(Q5_0, "q5_0"), SY_MM_TYPE(Q5_1, "q5_1"),     SY_MM_TYPE(Q8_0, "q8_0"),
+    SY_MM_TYPE(IQ4_NL, "iq4_nl"), SY_MM_TYPE(Q2_K, "q2_k"), SY_MM_TYPE(Q3_K, "q3_k"), SY_MM_TYPE(Q4_K, "q4_k"),
+    SY_MM_TYPE(Q5_K, "q5_k"), SY_MM_TYPE(Q6_K, "q6_k"), SY_MM_TYPE(IQ4_XS, "iq4_xs"),
+};
+#undef SY_MM_TYPE
+
+const TypeShaders* shaders_for(StorageType t) {
+  for (const auto& s : kTypes)
+    if (s.type == t) return &s;
+  return nullptr;
+}
+
+// The shaders read weights in 16-bit pieces (f32 in 32-bit ones) and activations, outputs
+// and ids as 32-bit values, so every address they form must be that aligned.
+int64_t weight_align(StorageType t) { return t == StorageType::F32 ? 4 : 2; }
+
+bool aligned(const GraphTensor& t, int64_t a) {
+  for (int d = 0; d < 4; ++d)
+    if (t.ne[d] > 1 && t.nb[d] % a != 0) return false;
+  return t.buffer == nullptr || t.offset % static_cast<size_t>(a) == 0;
+}
+
+/// A weight (or table) the shaders decode: a known type, whole blocks per row, elements of
+/// a plain type packed within the row, strides that fit the record.
+bool weight_ok(const GraphTensor& w) {
+  if (!shaders_for(w.type) || w.ne[0] <= 0) return false;
+  const auto& info = storage_type_info(w.type);
+  if (w.ne[0] % info.block_size != 0) return false;
+  if (info.block_size == 1 && w.ne[0] > 1 && w.nb[0] != info.block_bytes) return false;
+  return strides_fit(w) && aligned(w, weight_align(w.type));
+}
+
+/// An f32 (or i32) tensor the shaders index element by element: 4-byte elements in a row.
+bool plain_ok(const GraphTensor& t, StorageType type) {
+  return t.type == type && (t.ne[0] == 1 || t.nb[0] == 4) && strides_fit(t) && aligned(t, 4);
+}
+
+bool extents_fit(const GraphTensor& t) {
+  return t.elements() > 0 && t.elements() <= INT32_MAX;
+}
+
+/// Rows fold over groups.x and groups.z (65535 is the least limit Vulkan guarantees per dimension).
+constexpr uint32_t kMaxGroups = 65535;
+void fold_rows(Launch& l, int64_t rows) {
+  l.groups[0] = static_cast<uint32_t>(std::min<int64_t>(rows, kMaxGroups));
+  l.groups[2] = static_cast<uint32_t>((rows + kMaxGroups - 1) / kMaxGroups);
+}
+uint32_t capped(int64_t n) { return static_cast<uint32_t>(std::clamp<int64_t>(n, 1, kMaxGroups)); }
+
+bool fast(const Features& f) { return f.subgroup_arithmetic && !f.portable_only; }
+
+// matmul: W [k, rows], X f32 [k, m...], dst f32 [rows, m...].
+Support matmul_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  if (n.src[0] < 0 || n.src[1] < 0) return Support::no;
+  const auto &w = src_of(n, t, 0), &x = src_of(n, t, 1), &y = dst_of(n, t);
+  if (!weight_ok(w) || w.ne[2] != 1 || w.ne[3] != 1) return Support::no;
+  if (!plain_ok(x, StorageType::F32) || !plain_ok(y, StorageType::F32)) return Support::no;
+  if (!extents_fit(w) || !extents_fit(x) || !extents_fit(y)) return Support::no;
+  if (x.ne[0] != w.ne[0] || y.ne[0] != w.ne[1]) return Support::no;
+  for (int d = 1; d < 4; ++d)
+    if (y.ne[d] != x.ne[d]) return Support::no;
+  return Support::yes;
+}
+Support matmul_supports_sg(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
+  return fast(f) ? matmul_supports(n, t, f) : Support::no;
+}
+
+Launch matmul_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
+  const auto& w = src_of(n, t, 0);
+  const auto* s = shaders_for(w.type);
+  const int64_t m = src_of(n, t, 1).rows();
+  Launch l;
+  l.shader = m > 1 ? s->c8 : fast(f) ? s->c1_sg : s->c1;
+  fold_rows(l, w.ne[1]);
+  l.groups[1] = capped(m > 1 ? (m + 7) / 8 : 1);  // eight columns a workgroup; more loop in the shader
+  return l;
+}
+
+// matmul_id: W [k, rows, experts], X f32 [k, 1 or used, tokens], ids i32 [used, tokens],
+// dst f32 [rows, used, tokens].
+Support matmul_id_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  if (n.src[0] < 0 || n.src[1] < 0 || n.src[2] < 0) return Support::no;
+  const auto &w = src_of(n, t, 0), &x = src_of(n, t, 1), &ids = src_of(n, t, 2), &y = dst_of(n, t);
+  if (!weight_ok(w) || w.ne[3] != 1) return Support::no;
+  if (!plain_ok(x, StorageType::F32) || !plain_ok(y, StorageType::F32) || !plain_ok(ids, StorageType::I32))
+    return Support::no;
+  if (!extents_fit(w) || !extents_fit(x) || !extents_fit(y) || !extents_fit(ids)) return Support::no;
+  const int64_t used = ids.ne[0], tokens = ids.ne[1];
+  if (ids.ne[2] != 1 || ids.ne[3] != 1) return Support::no;
+  if (x.ne[0] != w.ne[0] || (x.ne[1] != 1 && x.ne[1] != used) || x.ne[2] != tokens || x.ne[3] != 1) return Support::no;
+  if (y.ne[0] != w.ne[1] || y.ne[1] != used || y.ne[2] != tokens || y.ne[3] != 1) return Support::no;
+  return Support::yes;
+}
+Launch matmul_id_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  const auto& w = src_of(n, t, 0);
+  Launch l;
+  l.shader = shaders_for(w.type)->id;
+  fold_rows(l, w.ne[1]);
+  l.groups[1] = capped((src_of(n, t, 2).elements() + 7) / 8);  // eight (slot, token) pairs a workgroup
+  return l;
+}
+
+// get_rows: table [k, n], ids i32 [m], dst f32 [k, m].
+Support get_rows_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  if (n.src[0] < 0 || n.src[1] < 0) return Support::no;
+  const auto &table = src_of(n, t, 0), &ids = src_of(n, t, 1), &y = dst_of(n, t);
+  if (!weight_ok(table) || table.ne[2] != 1 || table.ne[3] != 1) return Support::no;
+  if (!plain_ok(ids, StorageType::I32) || !plain_ok(y, StorageType::F32)) return Support::no;
+  if (!extents_fit(table) || !extents_fit(ids) || !extents_fit(y)) return Support::no;
+  if (y.ne[0] != table.ne[0] || y.rows() != ids.elements()) return Support::no;
+  return Support::yes;
+}
+
+Launch get_rows_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  Launch l;
+  l.shader = shaders_for(src_of(n, t, 0).type)->get_rows;
+  fold_rows(l, dst_of(n, t).rows());
+  return l;
+}
+
+constexpr KernelDef kDefs[] = {
+    {OpKind::matmul, matmul_supports_sg, matmul_plan, "matmul: subgroup"},
+    {OpKind::matmul, matmul_supports, matmul_plan},
+    {OpKind::matmul_id, matmul_id_supports, matmul_id_plan},
+    {OpKind::get_rows, get_rows_supports, get_rows_plan},
+};
+
+}  // namespace
+
+std::span<const KernelDef> matmul_kernels() { return kDefs; }
+
+}  // namespace sy::vulkan

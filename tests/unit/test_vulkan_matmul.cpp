@@ -1,0 +1,473 @@
+// Vulkan matmul group (get_rows, matmul, matmul_id) for every weight type the CPU backend
+// computes, on the portable path and the subgroup path, against an exact f64 reference
+// built from the SDK's dequantize_row. Vulkan keeps activations in f32 (the CPU rounds
+// them to q8 for quantized weights), so the reference is the exact product of the decoded
+// weights and the f32 activations.
+//
+// Tolerances: matmul and matmul_id within 1e-5 * sum|w_i x_i| per output (f32 sums of at
+// most ~50 terms deep: 32 per unit, the units of one thread, a 64-way reduction; one wrong
+// weight among the row's k moves the result by ~1/k of that sum, far above it).
+//
+// The subgroup path differs from the portable one only in the one-column (decode) matmul
+// shaders, so the default device runs the one-column shapes; every other launch is the
+// same SPIR-V on both paths and runs once, on the portable device. get_rows
+// within 2^-20 of the row's largest value (the decoded weights are the reference's up to a
+// fused multiply-add the driver may form).
+//
+// Weights are random bytes with their f16 scale fields set to small finite values, so
+// every bit of every field is exercised, not only the patterns a quantizer writes. Fixed
+// seeds. Shapes are small: lavapipe is slow.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "registry/registry.hpp"
+#include "switchyard/quant.hpp"
+
+using namespace sy;
+
+namespace {
+
+registry::Registry& reg() {
+  static registry::Registry r(std::vector<registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
+  return r;
+}
+
+constexpr StorageType kTypes[] = {
+    StorageType::F32,  StorageType::F16,  StorageType::BF16,   StorageType::Q4_0, StorageType::Q4_1,
+    StorageType::Q5_0, StorageType::Q5_1, StorageType::Q8_0,   StorageType::IQ4_NL, StorageType::Q2_K,
+    StorageType::Q3_K, StorageType::Q4_K, StorageType::Q5_K, StorageType::Q6_K, StorageType::IQ4_XS,
+};
+
+// Byte offsets of each block's f16 scale fields (the GGUF block layouts).
+std::vector<int> f16_fields(StorageType t) {
+  switch (t) {
+    case StorageType::Q4_1:
+    case StorageType::Q5_1:
+    case StorageType::Q4_K:
+    case StorageType::Q5_K: return {0, 2};
+    case StorageType::Q2_K: return {80, 82};
+    case StorageType::Q3_K: return {108};
+    case StorageType::Q6_K: return {208};
+    default: return {0};
+  }
+}
+
+/// `rows` rows of k elements of type t, each row `row_bytes` apart (>= the packed size).
+std::vector<std::byte> random_rows(StorageType t, int64_t k, int64_t rows, size_t row_bytes, std::mt19937& g) {
+  const auto& info = storage_type_info(t);
+  std::vector<std::byte> out(row_bytes * static_cast<size_t>(rows));
+  std::uniform_real_distribution<float> val(-1.f, 1.f), scale(0.002f, 0.02f);
+  std::uniform_int_distribution<int> byte(0, 255), sign(0, 1);
+  for (auto& b : out) b = static_cast<std::byte>(byte(g));
+  auto put16 = [](std::byte* p, uint16_t v) { std::memcpy(p, &v, 2); };
+  for (int64_t r = 0; r < rows; ++r) {
+    std::byte* row = out.data() + static_cast<size_t>(r) * row_bytes;
+    if (!info.quantized) {
+      for (int64_t i = 0; i < k; ++i) {
+        const float v = val(g);
+        if (t == StorageType::F32) std::memcpy(row + 4 * i, &v, 4);
+        else put16(row + 2 * i, t == StorageType::F16 ? fp32_to_fp16(v) : fp32_to_bf16(v));
+      }
+      continue;
+    }
+    for (int64_t b = 0; b < k / info.block_size; ++b)
+      for (int off : f16_fields(t)) {
+        const float s = scale(g) * (sign(g) ? 1.f : -1.f);
+        put16(row + b * info.block_bytes + off, fp32_to_fp16(s));
+      }
+  }
+  return out;
+}
+
+/// The reference's weights: row r decoded by the SDK.
+std::vector<float> decode(StorageType t, const std::vector<std::byte>& bytes, int64_t k, int64_t rows,
+                          size_t row_bytes) {
+  std::vector<float> w(static_cast<size_t>(k * rows));
+  for (int64_t r = 0; r < rows; ++r)
+    REQUIRE(dequantize_row(t, bytes.data() + static_cast<size_t>(r) * row_bytes, w.data() + r * k, k).is_ok());
+  return w;
+}
+
+size_t packed_row_bytes(StorageType t, int64_t k) { return static_cast<size_t>(*storage_row_bytes(t, static_cast<uint64_t>(k))); }
+
+std::vector<std::byte> floats_bytes(const std::vector<float>& v) {
+  std::vector<std::byte> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+/// A Vulkan backend with or without its fast paths (SWITCHYARD_VULKAN_PATH is read when
+/// the device is created). Null when Vulkan is absent here (a failure under CI=true).
+registry::Owned<Backend> open_vulkan(bool portable) {
+  if (!reg().find(ComponentKind::backend, "vulkan")) {
+    WARN("the Vulkan backend is not built here; skipped");
+    return {};
+  }
+  if (portable) setenv("SWITCHYARD_VULKAN_PATH", "portable", 1);
+  auto be = reg().create_backend("vulkan", {});
+  if (portable) unsetenv("SWITCHYARD_VULKAN_PATH");
+  if (!be.has_value()) {
+    const char* ci = std::getenv("CI");
+    if (ci && std::string(ci) == "true") FAIL(be.status().message());
+    WARN("no Vulkan device: " + be.status().message());
+    return {};
+  }
+  return std::move(be.value());
+}
+
+bool has_feature(const Device& d, const std::string& f) {
+  for (const auto& s : d.info().features)
+    if (s == f) return true;
+  return false;
+}
+
+/// One node's tensors on the device; tensor i is uploaded from host bytes.
+struct Graph {
+  Device& dev;
+  std::vector<GraphTensor> tensors;
+  std::vector<std::unique_ptr<Buffer>> buffers;
+
+  int32_t add(StorageType type, std::initializer_list<int64_t> ne, std::initializer_list<int64_t> nb,
+              const std::vector<std::byte>& bytes) {
+    GraphTensor t;
+    t.type = type;
+    int d = 0;
+    for (int64_t v : ne) t.ne[d++] = v;
+    d = 0;
+    for (int64_t v : nb) t.nb[d++] = v;
+    auto buf = dev.allocate(bytes.size(), BufferKind::device_local);
+    REQUIRE(buf.has_value());
+    REQUIRE(buf.value()->upload(0, bytes).is_ok());
+    t.buffer = buf.value().get();
+    buffers.push_back(std::move(buf.value()));
+    tensors.push_back(t);
+    return static_cast<int32_t>(tensors.size() - 1);
+  }
+  Status run(const GraphNode& n) {
+    SubGraph g{tensors, std::span<const GraphNode>(&n, 1), 0};
+    if (auto st = dev.execute(g); !st) return st;
+    return dev.synchronize();
+  }
+  std::vector<float> read(int32_t i) {
+    std::vector<float> v(buffers[static_cast<size_t>(i)]->size() / 4);
+    REQUIRE(buffers[static_cast<size_t>(i)]->download(0, std::as_writable_bytes(std::span(v))).is_ok());
+    return v;
+  }
+};
+
+// Marks unwritten output: a NaN pattern no kernel result equals.
+std::vector<std::byte> sentinel(size_t bytes) { return std::vector<std::byte>(bytes, std::byte{0xff}); }
+bool is_sentinel(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  return u == 0xffffffffu;
+}
+
+/// Compares got (at its own offsets) with the exact reference, counting outputs outside
+/// the tolerance; reports the worst one.
+struct Check {
+  int bad = 0;
+  std::string worst;
+  double worst_ratio = 0;
+  void operator()(float got, double ref, double tol, const std::string& where) {
+    const double err = std::fabs(static_cast<double>(got) - ref);
+    const double ratio = std::isfinite(got) ? err / tol : 1e30;
+    if (ratio > 1) ++bad;
+    if (ratio > worst_ratio) {
+      worst_ratio = ratio;
+      worst = where + ": got " + std::to_string(got) + ", want " + std::to_string(ref) + " (tolerance " +
+              std::to_string(tol) + ")";
+    }
+  }
+};
+
+// k for a shape: `blocks` whole blocks of the type, or for plain types `plain` elements.
+int64_t k_of(StorageType t, int64_t blocks, int64_t plain) {
+  const auto& info = storage_type_info(t);
+  return info.quantized ? blocks * info.block_size : plain;
+}
+
+struct MatmulShape {
+  const char* name;
+  bool one_column;          // the shapes that take the subgroup shaders
+  int64_t blocks, plain_k;  // k: whole blocks, or plain_k elements for F32/F16/BF16
+  int64_t m1, m2;           // X [k, m1, m2]
+  bool padded;              // X and dst rows padded (row strides beyond the packed size)
+  bool permuted;            // X's dims 1 and 2 stored swapped
+};
+
+// A: one activation column and more 32-element units than the workgroup's 64 threads;
+// B: one column, one block, padded rows; C: one block, m = 7 (a partial group of 8
+// columns), padded rows; D: three blocks, m = 9 as [k, 3, 3] with the two outer dims
+// swapped in memory (a second column group).
+constexpr MatmulShape kShapes[] = {
+    {"m=1, k over 64 units", true, 0, 2263, 1, 1, false, false},
+    {"m=1, one block, padded rows", true, 1, 45, 1, 1, true, false},
+    {"m=7, one block, padded rows", false, 1, 45, 7, 1, true, false},
+    {"m=9, three blocks, permuted X", false, 3, 100, 3, 3, false, true},
+};
+
+void matmul_case(Device& dev, StorageType type, const MatmulShape& s, std::mt19937& g) {
+  const auto& info = storage_type_info(type);
+  const int64_t k = s.blocks ? k_of(type, s.blocks, s.plain_k)
+                             : (info.quantized ? ((2240 + info.block_size - 1) / info.block_size) * info.block_size
+                                               : s.plain_k);
+  const int64_t rows = 67, m = s.m1 * s.m2;
+  const size_t wrow = packed_row_bytes(type, k);
+  const auto wbytes = random_rows(type, k, rows, wrow, g);
+  const auto w = decode(type, wbytes, k, rows, wrow);
+
+  // X: row (i1, i2) at xrow * (permuted ? i1 * m2 + i2 : i1 + i2 * m1).
+  const int64_t xrow = s.padded ? k + 3 : k;
+  std::vector<float> x(static_cast<size_t>(xrow * m));
+  std::uniform_real_distribution<float> val(-1.f, 1.f);
+  for (auto& v : x) v = val(g);
+  const int64_t nb1 = s.permuted ? xrow * 4 * s.m2 : xrow * 4, nb2 = s.permuted ? xrow * 4 : xrow * 4 * s.m1;
+  const int64_t yrow = s.padded ? rows + 2 : rows;
+
+  Graph gr{dev, {}, {}};
+  const int32_t wi = gr.add(type, {k, rows, 1, 1},
+                            {info.block_bytes, static_cast<int64_t>(wrow),
+                             static_cast<int64_t>(wrow) * rows, static_cast<int64_t>(wrow) * rows},
+                            wbytes);
+  const int32_t xi = gr.add(StorageType::F32, {k, s.m1, s.m2, 1}, {4, nb1, nb2, xrow * 4 * m}, floats_bytes(x));
+  const int32_t yi = gr.add(StorageType::F32, {rows, s.m1, s.m2, 1}, {4, yrow * 4, yrow * 4 * s.m1, yrow * 4 * m},
+                            sentinel(static_cast<size_t>(yrow * m * 4)));
+  GraphNode n;
+  n.op = OpKind::matmul;
+  n.src[0] = wi;
+  n.src[1] = xi;
+  n.dst = yi;
+  REQUIRE(dev.supports(n, gr.tensors) == Support::yes);
+  REQUIRE(gr.run(n).is_ok());
+  const auto y = gr.read(yi);
+
+  Check check;
+  int untouched = 0;
+  for (int64_t i2 = 0; i2 < s.m2; ++i2)
+    for (int64_t i1 = 0; i1 < s.m1; ++i1) {
+      const float* xc = x.data() + (s.permuted ? i1 * s.m2 + i2 : i1 + i2 * s.m1) * xrow;
+      const int64_t c = i1 + i2 * s.m1;
+      for (int64_t r = 0; r < rows; ++r) {
+        double ref = 0, mag = 0;
+        for (int64_t i = 0; i < k; ++i) {
+          const double p = static_cast<double>(w[static_cast<size_t>(r * k + i)]) * xc[i];
+          ref += p;
+          mag += std::fabs(p);
+        }
+        check(y[static_cast<size_t>(c * yrow + r)], ref, 1e-5 * mag + 1e-30,
+              "row " + std::to_string(r) + " column " + std::to_string(c));
+      }
+      for (int64_t r = rows; r < yrow; ++r) untouched += is_sentinel(y[static_cast<size_t>(c * yrow + r)]) ? 0 : 1;
+    }
+  INFO("k " << k << ", worst: " << check.worst);
+  CHECK(check.bad == 0);
+  CHECK(untouched == 0);  // the padding between output rows is never written
+}
+
+void matmul_id_case(Device& dev, StorageType type, bool x_shared, std::mt19937& g) {
+  const auto& info = storage_type_info(type);
+  const int64_t k = k_of(type, 2, 70), rows = 19, experts = 4, used = 3, tokens = 3;
+  const size_t wrow = packed_row_bytes(type, k);
+  const auto wbytes = random_rows(type, k, rows * experts, wrow, g);
+  const auto w = decode(type, wbytes, k, rows * experts, wrow);
+  const int64_t xs = x_shared ? 1 : used;
+  std::vector<float> x(static_cast<size_t>(k * xs * tokens));
+  std::uniform_real_distribution<float> val(-1.f, 1.f);
+  for (auto& v : x) v = val(g);
+  // Token 0 picks expert 2 twice; token 1 names an expert that does not exist (slot 1),
+  // whose row must come out zero. Nine pairs: a second group of eight.
+  const std::vector<int32_t> ids = {2, 0, 2, 3, 9, 1, 1, 1, 0};
+  std::vector<std::byte> idb(ids.size() * 4);
+  std::memcpy(idb.data(), ids.data(), idb.size());
+
+  Graph gr{dev, {}, {}};
+  const int64_t wr = static_cast<int64_t>(wrow);
+  const int32_t wi = gr.add(type, {k, rows, experts, 1}, {info.block_bytes, wr, wr * rows, wr * rows * experts}, wbytes);
+  const int32_t xi = gr.add(StorageType::F32, {k, xs, tokens, 1}, {4, k * 4, k * 4 * xs, k * 4 * xs * tokens},
+                            floats_bytes(x));
+  const int32_t ii = gr.add(StorageType::I32, {used, tokens, 1, 1}, {4, used * 4, used * tokens * 4, used * tokens * 4}, idb);
+  const int32_t yi = gr.add(StorageType::F32, {rows, used, tokens, 1},
+                            {4, rows * 4, rows * used * 4, rows * used * tokens * 4},
+                            sentinel(static_cast<size_t>(rows * used * tokens * 4)));
+  GraphNode n;
+  n.op = OpKind::matmul_id;
+  n.src[0] = wi;
+  n.src[1] = xi;
+  n.src[2] = ii;
+  n.dst = yi;
+  REQUIRE(dev.supports(n, gr.tensors) == Support::yes);
+  REQUIRE(gr.run(n).is_ok());
+  const auto y = gr.read(yi);
+
+  Check check;
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t j = 0; j < used; ++j) {
+      const int32_t e = ids[static_cast<size_t>(j + t * used)];
+      const float* xc = x.data() + ((x_shared ? 0 : j) + t * xs) * k;
+      for (int64_t r = 0; r < rows; ++r) {
+        double ref = 0, mag = 0;
+        if (e < experts)
+          for (int64_t i = 0; i < k; ++i) {
+            const double p = static_cast<double>(w[static_cast<size_t>((e * rows + r) * k + i)]) * xc[i];
+            ref += p;
+            mag += std::fabs(p);
+          }
+        check(y[static_cast<size_t>((t * used + j) * rows + r)], ref, 1e-5 * mag + 1e-30,
+              "token " + std::to_string(t) + " slot " + std::to_string(j) + " row " + std::to_string(r));
+      }
+    }
+  INFO("k " << k << (x_shared ? ", one input per token" : ", one input per slot") << ", worst: " << check.worst);
+  CHECK(check.bad == 0);
+}
+
+void get_rows_case(Device& dev, StorageType type, std::mt19937& g) {
+  const auto& info = storage_type_info(type);
+  const int64_t k = k_of(type, 2, 37), n_rows = 5, yrow = k + 1;
+  const size_t trow = packed_row_bytes(type, k);
+  const auto tbytes = random_rows(type, k, n_rows, trow, g);
+  const auto table = decode(type, tbytes, k, n_rows, trow);
+  // Row 3 twice, and an id past the table (its output row must be zero).
+  const std::vector<int32_t> ids = {3, 0, 3, 4, 5};
+  const int64_t m = static_cast<int64_t>(ids.size());
+  std::vector<std::byte> idb(ids.size() * 4);
+  std::memcpy(idb.data(), ids.data(), idb.size());
+
+  Graph gr{dev, {}, {}};
+  const int64_t tr = static_cast<int64_t>(trow);
+  const int32_t ti = gr.add(type, {k, n_rows, 1, 1}, {info.block_bytes, tr, tr * n_rows, tr * n_rows}, tbytes);
+  const int32_t ii = gr.add(StorageType::I32, {m, 1, 1, 1}, {4, m * 4, m * 4, m * 4}, idb);
+  const int32_t yi = gr.add(StorageType::F32, {k, m, 1, 1}, {4, yrow * 4, yrow * 4 * m, yrow * 4 * m},
+                            sentinel(static_cast<size_t>(yrow * m * 4)));
+  GraphNode n;
+  n.op = OpKind::get_rows;
+  n.src[0] = ti;
+  n.src[1] = ii;
+  n.dst = yi;
+  REQUIRE(dev.supports(n, gr.tensors) == Support::yes);
+  REQUIRE(gr.run(n).is_ok());
+  const auto y = gr.read(yi);
+
+  Check check;
+  int untouched = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    const int32_t id = ids[static_cast<size_t>(i)];
+    double amax = 0;
+    if (id < n_rows)
+      for (int64_t j = 0; j < k; ++j) amax = std::max(amax, std::fabs(static_cast<double>(table[static_cast<size_t>(id * k + j)])));
+    for (int64_t j = 0; j < k; ++j) {
+      const double ref = id < n_rows ? table[static_cast<size_t>(id * k + j)] : 0.0;
+      check(y[static_cast<size_t>(i * yrow + j)], ref, std::ldexp(amax, -20) + 1e-30,
+            "output row " + std::to_string(i) + " element " + std::to_string(j));
+    }
+    untouched += is_sentinel(y[static_cast<size_t>(i * yrow + k)]) ? 0 : 1;
+  }
+  INFO("k " << k << ", worst: " << check.worst);
+  CHECK(check.bad == 0);
+  CHECK(untouched == 0);
+}
+
+}  // namespace
+
+TEST_CASE("vulkan matmul group: every weight type on the portable and the subgroup path", "[vulkan][vulkan-matmul]") {
+  for (bool portable : {true, false}) {
+    auto be = open_vulkan(portable);
+    if (!be) return;
+    Device& dev = be->device(0);
+    const bool sg = has_feature(dev, "path matmul: subgroup");
+    if (portable) {
+      CHECK_FALSE(sg);
+    } else if (!sg) {
+      WARN(dev.info().description + " has no subgroup arithmetic: only the portable path is tested");
+      continue;
+    }
+    std::mt19937 g(1234);
+    for (StorageType type : kTypes) {
+      INFO((portable ? "portable" : "subgroup") << " path, " << storage_type_name(type));
+      for (const auto& s : kShapes) {
+        if (!portable && !s.one_column) continue;
+        INFO("matmul " << s.name);
+        matmul_case(dev, type, s, g);
+      }
+      if (!portable) continue;
+      matmul_id_case(dev, type, false, g);
+      matmul_id_case(dev, type, true, g);
+      get_rows_case(dev, type, g);
+    }
+  }
+}
+
+TEST_CASE("vulkan matmul group: nodes the shaders do not handle are refused", "[vulkan][vulkan-matmul]") {
+  auto be = open_vulkan(false);
+  if (!be) return;
+  Device& dev = be->device(0);
+  // Memory unassigned: supports() sees types, shapes and strides only.
+  auto tensor = [](StorageType type, int64_t ne0, int64_t ne1, int64_t ne2 = 1) {
+    GraphTensor t;
+    t.type = type;
+    t.ne[0] = ne0;
+    t.ne[1] = ne1;
+    t.ne[2] = ne2;
+    const auto& info = storage_type_info(type);
+    t.nb[0] = info.block_bytes;
+    t.nb[1] = static_cast<int64_t>(packed_row_bytes(type, ne0));
+    t.nb[2] = t.nb[1] * ne1;
+    t.nb[3] = t.nb[2] * ne2;
+    return t;
+  };
+  auto matmul = [&](GraphTensor w, GraphTensor x, GraphTensor y) {
+    const GraphTensor ts[] = {w, x, y};
+    GraphNode n;
+    n.op = OpKind::matmul;
+    n.src[0] = 0;
+    n.src[1] = 1;
+    n.dst = 2;
+    return dev.supports(n, ts);
+  };
+  const auto x = tensor(StorageType::F32, 64, 3), y = tensor(StorageType::F32, 8, 3);
+  CHECK(matmul(tensor(StorageType::Q4_K, 256, 8), tensor(StorageType::F32, 256, 3), y) == Support::yes);
+  CHECK(matmul(tensor(StorageType::Q4_0, 64, 8), x, y) == Support::yes);
+  // Types no shader decodes.
+  CHECK(matmul(tensor(StorageType::Q8_1, 64, 8), x, y) == Support::no);
+  CHECK(matmul(tensor(StorageType::IQ2_XXS, 256, 8), tensor(StorageType::F32, 256, 3), y) == Support::no);
+  // Activations must be f32; outputs f32.
+  CHECK(matmul(tensor(StorageType::Q4_0, 64, 8), tensor(StorageType::F16, 64, 3), y) == Support::no);
+  CHECK(matmul(tensor(StorageType::Q4_0, 64, 8), x, tensor(StorageType::F16, 8, 3)) == Support::no);
+  // Weight elements strided within a row; a row that is not whole blocks.
+  auto strided = tensor(StorageType::F16, 64, 8);
+  strided.nb[0] = 4;
+  strided.nb[1] = 256;
+  CHECK(matmul(strided, x, y) == Support::no);
+  CHECK(matmul(tensor(StorageType::Q4_0, 48, 8), tensor(StorageType::F32, 48, 3), y) == Support::no);
+  // A batch of weight matrices is not a matmul weight; shapes must agree.
+  CHECK(matmul(tensor(StorageType::Q4_0, 64, 8, 2), x, y) == Support::no);
+  CHECK(matmul(tensor(StorageType::Q4_0, 64, 9), x, y) == Support::no);
+  CHECK(matmul(tensor(StorageType::Q4_0, 64, 8), x, tensor(StorageType::F32, 8, 4)) == Support::no);
+  // A stride past 31 bits.
+  auto far = x;
+  far.nb[1] = int64_t{1} << 32;
+  CHECK(matmul(tensor(StorageType::Q4_0, 64, 8), far, y) == Support::no);
+
+  // get_rows wants i32 ids, one output row per id.
+  auto get_rows = [&](GraphTensor table, GraphTensor ids, GraphTensor out) {
+    const GraphTensor ts[] = {table, ids, out};
+    GraphNode n;
+    n.op = OpKind::get_rows;
+    n.src[0] = 0;
+    n.src[1] = 1;
+    n.dst = 2;
+    return dev.supports(n, ts);
+  };
+  const auto table = tensor(StorageType::Q6_K, 256, 10);
+  CHECK(get_rows(table, tensor(StorageType::I32, 4, 1), tensor(StorageType::F32, 256, 4)) == Support::yes);
+  CHECK(get_rows(table, tensor(StorageType::F32, 4, 1), tensor(StorageType::F32, 256, 4)) == Support::no);
+  CHECK(get_rows(table, tensor(StorageType::I32, 4, 1), tensor(StorageType::F32, 256, 5)) == Support::no);
+}
