@@ -20,4 +20,5 @@ install(FILES
   "${CMAKE_BINARY_DIR}/SwitchyardConfig.cmake"
   "${CMAKE_BINARY_DIR}/SwitchyardConfigVersion.cmake"
   cmake/SwitchyardPlugin.cmake
+  cmake/SwitchyardConformance.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Switchyard)

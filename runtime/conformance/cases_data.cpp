@@ -29,6 +29,11 @@ void copies(std::vector<Case>& out) {
     const int32_t x = b.f32(s.ne, s.l);
     out.push_back(b.finish({x}, b.dst(StorageType::F32, s.ne)));
   }
+  {
+    Builder b(OpKind::copy, StorageType::F32, "F32 -> F32", "24x10 into 240");  // the same bytes, reshaped
+    const int32_t x = b.f32({24, 10});
+    out.push_back(b.finish({x}, b.dst(StorageType::F32, {240})));
+  }
   for (const StorageType t : case_types(OpKind::copy)) {
     if (t == StorageType::F32) continue;
     {
