@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "conformance/fixtures.hpp"
 #include "engine_support.hpp"
 
 namespace fs = std::filesystem;
@@ -21,59 +22,20 @@ json read_json(const fs::path& p) {
   return json::parse(in);
 }
 
-fs::path model_of(const json& ref) {
-  if (ref.contains("model_location"))  // "shared/models/..."
-    return fs::path(SY_SHARED_DIR) / fs::path(ref["model_location"].get<std::string>()).lexically_relative("shared");
-  return kFixtures / ref["model_file"].get<std::string>();
-}
+// The reference reading and logit comparison are the conformance suite's
+// (runtime/conformance/fixtures.hpp), so `switchyard conformance --fixtures` and this test
+// judge the fixtures alike.
+fs::path model_of(const json& ref) { return sy::conformance::fixture_model(ref, kFixtures); }
 
 // Every reference (all architectures, deepseek2's MLA included).
-std::vector<fs::path> references() {
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(kFixtures)) {
-    const std::string name = e.path().filename().string();
-    if (name.size() > 9 && name.ends_with(".ref.json")) out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<fs::path> references() { return sy::conformance::fixture_references(kFixtures); }
 
 std::vector<int32_t> ids(const json& j) { return j.get<std::vector<int32_t>>(); }
 
-size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
-  size_t n = 0;
-  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
-  return n;
-}
+using sy::conformance::common_prefix;
 
-// How far teacher-forced logits are from a reference run (`steps` and `full_logits` of the
-// main reference or of ref_llamacpp_defaults).
-struct LogitDiff {
-  double max_abs = 0;  // over every step's top-10 and the full vectors
-  double rms = 0;      // worst full vector
-  size_t argmax_misses = 0;  // steps whose margin exceeds `argmax_margin` but whose argmax differs
-};
-
-LogitDiff compare(const std::vector<std::vector<float>>& got, const json& run, double argmax_margin) {
-  LogitDiff d;
-  for (const auto& s : run["steps"]) {
-    const auto& l = got.at(s["step"].get<size_t>());
-    for (const auto& p : s["topk"]) d.max_abs = std::max(d.max_abs, std::abs(l[p[0].get<size_t>()] - p[1].get<double>()));
-    if (s["margin"].get<double>() > argmax_margin &&
-        sy::test::argmax(l.data(), static_cast<int64_t>(l.size())) != s["argmax"].get<int32_t>())
-      ++d.argmax_misses;
-  }
-  for (const auto& f : run["full_logits"]) {
-    const auto& l = got.at(f["step"].get<size_t>());
-    const auto r = f["logits"].get<std::vector<double>>();
-    double ss = 0;
-    for (size_t i = 0; i < r.size(); ++i) {
-      d.max_abs = std::max(d.max_abs, std::abs(l[i] - r[i]));
-      ss += (l[i] - r[i]) * (l[i] - r[i]);
-    }
-    d.rms = std::max(d.rms, std::sqrt(ss / static_cast<double>(r.size())));
-  }
-  return d;
+sy::conformance::LogitDiff compare(const std::vector<std::vector<float>>& got, const json& run, double argmax_margin) {
+  return sy::conformance::compare_logits(got, run, argmax_margin);
 }
 
 int64_t head_size(const json& ref) {
