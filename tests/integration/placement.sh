@@ -15,6 +15,26 @@ if ! "$exe" plugins --devices 2>/dev/null | grep -q "vulkan0"; then
   echo "SKIP: no Vulkan device on this machine (install mesa-vulkan-drivers for lavapipe)"; exit 77
 fi
 
+check "plugins --devices: vulkan0 with its memory, read rules, features and paths" 0 "^ok" -- bash -c "'$exe' plugins --devices --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+vk = [b for b in j[\"devices\"] if b[\"backend\"] == \"vulkan\"][0]
+d = vk[\"devices\"][0]
+assert vk[\"available\"] and d[\"name\"] == \"vulkan0\" and d[\"total_memory\"] > 0, d
+assert d[\"reads_host_memory\"] is False, d
+assert any(f.startswith(\"vulkan 1.\") for f in d[\"features\"]), d
+cpu = [b for b in j[\"devices\"] if b[\"backend\"] == \"cpu\"][0][\"devices\"][0]
+assert cpu[\"reads_host_memory\"] is True, cpu
+print(\"ok\")
+'"
+check "plugins --devices --json with SWITCHYARD_VULKAN_PATH=portable lists no fast path" 0 "^ok" -- bash -c "SWITCHYARD_VULKAN_PATH=portable '$exe' plugins --devices --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+d = [b for b in j[\"devices\"] if b[\"backend\"] == \"vulkan\"][0][\"devices\"][0]
+assert not [f for f in d[\"features\"] if f.startswith(\"path \")], d[\"features\"]
+print(\"ok\")
+'"
+
 m="$tmp/demo.gguf"
 "$exe" synth -o "$m" > /dev/null || { echo "FAIL: synth"; exit 1; }
 
