@@ -2,7 +2,8 @@
 # The conformance suite must notice a broken device, not only pass a good one. The fake GPU
 # breaks on request (SWITCHYARD_FAKE_FAULT, tests/plugins/fake_gpu.cpp): a scale kernel 0.1%
 # off must fail exactly the scale cases, and a copy_to_host that reads before the queued
-# work ran must fail every case the device takes.
+# work ran must fail every case the device takes. --require-all turns the cases it refuses
+# into a failure too.
 #   conformance_faults.sh SWITCHYARD FAKE_PLUGIN_DIR
 set -uo pipefail
 exe="$1"
@@ -26,4 +27,9 @@ rc=$?
 cat "$tmp/early"
 [ "$rc" = 1 ] || fail "an early read exited $rc, not 1"
 grep -q " 0 passed, [1-9][0-9]* failed" "$tmp/early" || fail "an early read left some case passing"
+"$exe" conformance fake --plugin-path "$dir" --ops add,gelu --require-all > "$tmp/all"
+rc=$?
+cat "$tmp/all"
+[ "$rc" = 1 ] || fail "--require-all with refused cases exited $rc, not 1"
+grep -q "^  gelu: 5 of 5 cases (F32)" "$tmp/all" || fail "the refused gelu cases are not listed"
 echo "PASS"
