@@ -32,8 +32,8 @@ Result<json> read_reference(const fs::path& file) {
 
 fs::path fixture_model(const json& ref, const fs::path& fixtures_dir) {
   if (ref.contains("model_location"))  // "shared/models/..."
-    return fixtures_dir.parent_path() / fs::path(ref["model_location"].get<std::string>()).lexically_relative("shared");
-  return fixtures_dir / ref["model_file"].get<std::string>();
+    return fixtures_dir.parent_path() / fs::path(ref.at("model_location").get<std::string>()).lexically_relative("shared");
+  return fixtures_dir / ref.at("model_file").get<std::string>();
 }
 
 int32_t argmax(const float* l, int64_t n) {
@@ -94,16 +94,16 @@ Result<Greedy> greedy(engine::Engine& e, int32_t seq, const std::vector<int32_t>
 
 LogitDiff compare_logits(const std::vector<std::vector<float>>& got, const json& run, double argmax_margin) {
   LogitDiff d;
-  for (const auto& s : run["steps"]) {
-    const auto& l = got.at(s["step"].get<size_t>());
-    for (const auto& p : s["topk"]) d.max_abs = std::max(d.max_abs, std::abs(l.at(p[0].get<size_t>()) - p[1].get<double>()));
-    if (s["margin"].get<double>() > argmax_margin &&
-        argmax(l.data(), static_cast<int64_t>(l.size())) != s["argmax"].get<int32_t>())
+  for (const auto& s : run.at("steps")) {
+    const auto& l = got.at(s.at("step").get<size_t>());
+    for (const auto& p : s.at("topk")) d.max_abs = std::max(d.max_abs, std::abs(l.at(p.at(0).get<size_t>()) - p.at(1).get<double>()));
+    if (s.at("margin").get<double>() > argmax_margin &&
+        argmax(l.data(), static_cast<int64_t>(l.size())) != s.at("argmax").get<int32_t>())
       ++d.argmax_misses;
   }
-  for (const auto& f : run["full_logits"]) {
-    const auto& l = got.at(f["step"].get<size_t>());
-    const auto r = f["logits"].get<std::vector<double>>();
+  for (const auto& f : run.at("full_logits")) {
+    const auto& l = got.at(f.at("step").get<size_t>());
+    const auto r = f.at("logits").get<std::vector<double>>();
     double ss = 0;
     for (size_t i = 0; i < r.size(); ++i) {
       d.max_abs = std::max(d.max_abs, std::abs(l.at(i) - r[i]));
@@ -116,14 +116,14 @@ LogitDiff compare_logits(const std::vector<std::vector<float>>& got, const json&
 
 TeacherForced check_teacher_forced(const std::vector<std::vector<float>>& got, const json& ref) {
   TeacherForced t;
-  const auto& tol = ref["tolerance"];
-  t.max_abs_tolerance = tol["max_abs_logit_diff"].get<double>();
-  t.rms_tolerance = tol["rms_logit_diff"].get<double>();
+  const auto& tol = ref.at("tolerance");
+  t.max_abs_tolerance = tol.at("max_abs_logit_diff").get<double>();
+  t.rms_tolerance = tol.at("rms_logit_diff").get<double>();
   // The file's own argmax rule replaces compare_logits' margin rule.
   t.diff = compare_logits(got, ref, INFINITY);
-  for (const auto& k : tol["steps_where_argmax_is_required"]) {
+  for (const auto& k : tol.at("steps_where_argmax_is_required")) {
     const auto& l = got.at(k.get<size_t>());
-    if (argmax(l.data(), static_cast<int64_t>(l.size())) != ref["steps"][k.get<size_t>()]["argmax"].get<int32_t>())
+    if (argmax(l.data(), static_cast<int64_t>(l.size())) != ref.at("steps").at(k.get<size_t>()).at("argmax").get<int32_t>())
       ++t.required_argmax_misses;
   }
   return t;

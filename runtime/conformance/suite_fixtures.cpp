@@ -46,10 +46,16 @@ bool wanted(const fs::path& ref, const std::vector<std::string>& names) {
   return false;
 }
 
+// "llama-gqa-e64-f32" for .../llama-gqa-e64-f32.ref.json.
+std::string fixture_name(const fs::path& ref_file) {
+  std::string n = ref_file.filename().string();
+  n.resize(n.size() - std::string(".ref.json").size());
+  return n;
+}
+
 FixtureResult check_fixture(const Options& o, const registry::Registry& reg, const fs::path& ref_file) {
   FixtureResult r;
-  r.name = ref_file.filename().string();
-  r.name.resize(r.name.size() - std::string(".ref.json").size());
+  r.name = fixture_name(ref_file);
   r.outcome = Outcome::error;
   auto ref = read_reference(ref_file);
   if (!ref) {
@@ -57,8 +63,8 @@ FixtureResult check_fixture(const Options& o, const registry::Registry& reg, con
     return r;
   }
   const fs::path model = fixture_model(*ref, o.fixtures);
-  const auto prompt = (*ref)["prompt_ids"].get<std::vector<int32_t>>();
-  const auto forced = (*ref)["greedy_ids"].get<std::vector<int32_t>>();
+  const auto prompt = ref->at("prompt_ids").get<std::vector<int32_t>>();
+  const auto forced = ref->at("greedy_ids").get<std::vector<int32_t>>();
   const auto n = static_cast<int64_t>(forced.size());
 
   auto rt = bring_up(pipeline_text(model, o.backend, o.device), reg);
@@ -118,7 +124,14 @@ void run_fixtures(const Options& o, const registry::Registry& reg, Report& repor
   if (refs.empty()) report.notes.push_back("no *.ref.json in " + o.fixtures.string());
   for (const auto& ref : refs) {
     if (!wanted(ref, o.fixture_names)) continue;
-    FixtureResult r = check_fixture(o, reg, ref);
+    FixtureResult r;
+    try {
+      r = check_fixture(o, reg, ref);
+    } catch (const std::exception& e) {  // a reference missing a key the schema promises
+      r.name = fixture_name(ref);
+      r.outcome = Outcome::error;
+      r.detail = "the reference does not have the expected schema: " + std::string(e.what());
+    }
     progress << "fixture " << r.name << ": " << outcome_name(r.outcome);
     if (r.outcome != Outcome::error)  // an error's sentence is in the report
       progress << ", max |logit diff| " << r.max_abs << " (tolerance " << r.max_abs_tolerance << "), greedy "
