@@ -1,5 +1,6 @@
 #include "vk_executor.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -74,10 +75,24 @@ Status Executor::fill(NodeRecord& r, int slot, const GraphNode& n, std::span<con
   return Status::ok();
 }
 
+Status Executor::reserve_scratch(uint64_t bytes) {
+  if (scratch_ && scratch_->size >= bytes) return Status::ok();
+  // Batches still in flight may read the old buffer: let them finish before it goes.
+  if (scratch_)
+    if (auto st = queue_.synchronize(); !st) return st;
+  const uint64_t want = std::max<uint64_t>(bytes, scratch_ ? 2 * scratch_->size : 0);
+  scratch_.reset();
+  auto raw = make_raw_buffer(ctx_, want, BufferKind::device_local);
+  if (!raw) return raw.status();
+  scratch_ = std::move(raw.value());
+  return Status::ok();
+}
+
 Status Executor::execute(const SubGraph& g) {
   std::lock_guard lock(mu_);
   launches_.clear();
   const auto& limits = ctx_.properties().limits;
+  uint64_t scratch_bytes = 0;
   for (const GraphNode& n : g.nodes) {
     Support answer;
     const KernelDef* k = find(n, g.tensors, &answer);
@@ -85,6 +100,12 @@ Status Executor::execute(const SubGraph& g) {
     const Launch l = k->plan(n, g.tensors, ctx_.features());
     auto pipe = pipelines_.get(l.shader);
     if (!pipe) return pipe.status();
+    VkPipeline prep = VK_NULL_HANDLE;
+    if (!l.prep_shader.empty()) {
+      auto p = pipelines_.get(l.prep_shader);
+      if (!p) return p.status();
+      prep = p.value();
+    }
     Dispatch d;
     d.pipeline = pipe.value();
     NodeRecord& r = d.record;
@@ -106,7 +127,25 @@ Status Executor::execute(const SubGraph& g) {
     }
     // A node with nothing to do still gets its record written but no workgroups.
     if (d.groups[0] == 0 || d.groups[1] == 0 || d.groups[2] == 0) continue;
+    if (prep != VK_NULL_HANDLE) {
+      Dispatch p = d;
+      p.pipeline = prep;
+      for (int i = 0; i < 3; ++i) {
+        if (l.prep_groups[i] > limits.maxComputeWorkGroupCount[i])
+          return refuse(ctx_, n, "kernel '" + std::string(l.prep_shader) + "' asked for " +
+                                     std::to_string(l.prep_groups[i]) + " workgroups in dimension " +
+                                     std::to_string(i) + ", the device allows " +
+                                     std::to_string(limits.maxComputeWorkGroupCount[i]));
+        p.groups[i] = l.prep_groups[i];
+      }
+      if (p.groups[0] != 0 && p.groups[1] != 0 && p.groups[2] != 0) launches_.push_back(p);
+    }
+    scratch_bytes = std::max(scratch_bytes, l.scratch_bytes);
     launches_.push_back(d);
+  }
+  if (scratch_bytes > 0) {
+    if (auto st = reserve_scratch(scratch_bytes); !st) return st;
+    for (auto& d : launches_) d.record.scratch = scratch_->address;
   }
   return queue_.dispatch(launches_);
 }

@@ -2,6 +2,7 @@
 // node's record (tensor addresses, shapes, strides, parameters), and its pipeline.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <span>
 #include <vector>
@@ -23,6 +24,8 @@ class Executor {
   /// The first kernel that accepts the node, with its answer (no, and nullptr, when none does).
   const KernelDef* find(const GraphNode& node, std::span<const GraphTensor> tensors, Support* answer) const;
   Status fill(NodeRecord& r, int slot, const GraphNode& n, std::span<const GraphTensor> tensors, int32_t index) const;
+  /// Makes scratch_ hold at least `bytes`.
+  Status reserve_scratch(uint64_t bytes);
 
   Context& ctx_;
   Pipelines& pipelines_;
@@ -30,6 +33,10 @@ class Executor {
   std::vector<std::vector<const KernelDef*>> by_op_;  ///< all_kernels() grouped by op, in order
   std::mutex mu_;                                     ///< execute() from two threads takes turns
   std::vector<Dispatch> launches_;                    ///< reused from step to step
+  /// Device memory for prep shaders' outputs (Launch::scratch_bytes), shared by every node:
+  /// the queue's barrier before each dispatch orders a node's prep after the previous
+  /// node's main shader (in this and earlier submissions), so one region serves them all.
+  std::unique_ptr<RawBuffer> scratch_;
 };
 
 }  // namespace sy::vulkan

@@ -1,12 +1,16 @@
 // Vulkan matmul group (get_rows, matmul, matmul_id) for every weight type the CPU backend
-// computes, on the portable path and the subgroup path, against an exact f64 reference
-// built from the SDK's dequantize_row. Vulkan keeps activations in f32 (the CPU rounds
-// them to q8 for quantized weights), so the reference is the exact product of the decoded
-// weights and the f32 activations.
+// computes, on the portable path and the subgroup path, against the CPU backend's scalar
+// kernels: matmul and matmul_id outputs are the scalar dot (backends/cpu/kernels/
+// dot_scalar.cpp) of the weight row with the column converted to the weight type's dot
+// type (q8_0, q8_K, bf16 or f32) exactly as the CPU converts it; get_rows against the SDK's
+// dequantize_row.
 //
-// Tolerances: matmul and matmul_id within 1e-5 * sum|w_i x_i| per output (f32 sums of at
-// most ~50 terms deep: 32 per unit, the units of one thread, a 64-way reduction; one wrong
-// weight among the row's k moves the result by ~1/k of that sum, far above it).
+// Tolerances: matmul and matmul_id within 1e-5 * sum|w_i x_i| per output. Vulkan converts
+// the activations to the same bytes and forms the same per-block integer sums and scale
+// products, so only the order of the f32 sums differs (the CPU adds blocks in order, the
+// shaders per thread and then in a 64-way reduction): a few 2^-24 of sum|w_i x_i| for
+// these sizes. Keeping f32 activations instead (the CPU's q8 rounding, ~2^-8 per element)
+// misses this by orders of magnitude, so the reference tells the two apart.
 //
 // The subgroup path differs from the portable one only in the one-column (decode) matmul
 // shaders, so the default device runs the one-column shapes; every other launch is the
@@ -28,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "dot.hpp"
 #include "registry/registry.hpp"
 #include "switchyard/quant.hpp"
 
@@ -99,6 +104,19 @@ std::vector<float> decode(StorageType t, const std::vector<std::byte>& bytes, in
 }
 
 size_t packed_row_bytes(StorageType t, int64_t k) { return static_cast<size_t>(*storage_row_bytes(t, static_cast<uint64_t>(k))); }
+
+/// The CPU backend's scalar matmul for one weight type: each activation column converted
+/// to the dot type once (column()), then dotted with weight rows (dot()).
+struct CpuDot {
+  cpu::DotKernel kernel;
+  std::vector<std::byte> act;
+  explicit CpuDot(StorageType w) : kernel(cpu::dot_kernel_scalar(w)) { REQUIRE(kernel.dot != nullptr); }
+  void column(const float* x, int64_t k) {
+    act.assign(packed_row_bytes(kernel.act_type, k), std::byte{0});
+    kernel.quantize_act(k, x, act.data());
+  }
+  float dot(const std::byte* w, int64_t k) const { return kernel.dot(k, w, act.data()); }
+};
 
 std::vector<std::byte> floats_bytes(const std::vector<float>& v) {
   std::vector<std::byte> b(v.size() * 4);
@@ -253,18 +271,17 @@ void matmul_case(Device& dev, StorageType type, const MatmulShape& s, std::mt199
   const auto y = gr.read(yi);
 
   Check check;
+  CpuDot cpu(type);
   int untouched = 0;
   for (int64_t i2 = 0; i2 < s.m2; ++i2)
     for (int64_t i1 = 0; i1 < s.m1; ++i1) {
       const float* xc = x.data() + (s.permuted ? i1 * s.m2 + i2 : i1 + i2 * s.m1) * xrow;
       const int64_t c = i1 + i2 * s.m1;
+      cpu.column(xc, k);
       for (int64_t r = 0; r < rows; ++r) {
-        double ref = 0, mag = 0;
-        for (int64_t i = 0; i < k; ++i) {
-          const double p = static_cast<double>(w[static_cast<size_t>(r * k + i)]) * xc[i];
-          ref += p;
-          mag += std::fabs(p);
-        }
+        double mag = 0;
+        for (int64_t i = 0; i < k; ++i) mag += std::fabs(static_cast<double>(w[static_cast<size_t>(r * k + i)]) * xc[i]);
+        const float ref = cpu.dot(wbytes.data() + static_cast<size_t>(r) * wrow, k);
         check(y[static_cast<size_t>(c * yrow + r)], ref, 1e-5 * mag + 1e-30,
               "row " + std::to_string(r) + " column " + std::to_string(c));
       }
@@ -311,18 +328,20 @@ void matmul_id_case(Device& dev, StorageType type, bool x_shared, std::mt19937& 
   const auto y = gr.read(yi);
 
   Check check;
+  CpuDot cpu(type);
   for (int64_t t = 0; t < tokens; ++t)
     for (int64_t j = 0; j < used; ++j) {
       const int32_t e = ids[static_cast<size_t>(j + t * used)];
       const float* xc = x.data() + ((x_shared ? 0 : j) + t * xs) * k;
+      cpu.column(xc, k);
       for (int64_t r = 0; r < rows; ++r) {
-        double ref = 0, mag = 0;
-        if (e < experts)
-          for (int64_t i = 0; i < k; ++i) {
-            const double p = static_cast<double>(w[static_cast<size_t>((e * rows + r) * k + i)]) * xc[i];
-            ref += p;
-            mag += std::fabs(p);
-          }
+        double mag = 0;
+        float ref = 0;
+        if (e < experts) {
+          for (int64_t i = 0; i < k; ++i)
+            mag += std::fabs(static_cast<double>(w[static_cast<size_t>((e * rows + r) * k + i)]) * xc[i]);
+          ref = cpu.dot(wbytes.data() + static_cast<size_t>(e * rows + r) * wrow, k);
+        }
         check(y[static_cast<size_t>((t * used + j) * rows + r)], ref, 1e-5 * mag + 1e-30,
               "token " + std::to_string(t) + " slot " + std::to_string(j) + " row " + std::to_string(r));
       }
@@ -502,14 +521,12 @@ TEST_CASE("vulkan matmul group: more output rows than one grid dimension holds",
   REQUIRE(gr.run(n).is_ok());
   const auto y = gr.read(yi);
   Check check;
+  CpuDot cpu(StorageType::Q4_0);
+  cpu.column(x.data(), k);
   for (int64_t r = 0; r < rows; ++r) {
-    double ref = 0, mag = 0;
-    for (int64_t i = 0; i < k; ++i) {
-      const double p = static_cast<double>(w[static_cast<size_t>(r * k + i)]) * x[static_cast<size_t>(i)];
-      ref += p;
-      mag += std::fabs(p);
-    }
-    check(y[static_cast<size_t>(r)], ref, 1e-5 * mag + 1e-30, "row " + std::to_string(r));
+    double mag = 0;
+    for (int64_t i = 0; i < k; ++i) mag += std::fabs(static_cast<double>(w[static_cast<size_t>(r * k + i)]) * x[static_cast<size_t>(i)]);
+    check(y[static_cast<size_t>(r)], cpu.dot(wbytes.data() + static_cast<size_t>(r) * wrow, k), 1e-5 * mag + 1e-30, "row " + std::to_string(r));
   }
   INFO("worst: " << check.worst);
   CHECK(check.bad == 0);

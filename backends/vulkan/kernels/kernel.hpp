@@ -34,14 +34,23 @@ struct alignas(16) NodeRecord {
   int32_t ip[8];
   float fp[4];
   uint32_t up[4];
+  uint64_t scratch;   ///< device address of the executor's scratch (Launch::scratch_bytes), else 0
+  uint64_t reserved;  ///< pads the record to a multiple of 16 bytes
 };
-static_assert(sizeof(NodeRecord) == 464, "NodeRecord must match shaders/common.glsl");
+static_assert(sizeof(NodeRecord) == 480, "NodeRecord must match shaders/common.glsl");
 
 /// Which compiled shader runs a node, over how many workgroups, with which extra values.
+/// A kernel that needs its inputs converted first (matmul's activations into the weight
+/// type's dot type) names a prep shader: the executor runs it over prep_groups with the
+/// same record, then a barrier, then the main shader; both see `scratch_bytes` of device
+/// memory at NodeRecord::scratch, private to the node until its main shader finished.
 struct Launch {
   std::string_view shader;       ///< SPIR-V name (a variant listed in shaders/*.list)
   uint32_t groups[3] = {1, 1, 1};
   uint32_t u[4] = {0, 0, 0, 0};  ///< copied into NodeRecord::up
+  std::string_view prep_shader = {};  ///< empty: none
+  uint32_t prep_groups[3] = {1, 1, 1};
+  uint64_t scratch_bytes = 0;
 };
 
 struct KernelDef {

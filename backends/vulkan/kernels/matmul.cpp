@@ -1,7 +1,9 @@
 // The matmul group: get_rows, matmul and matmul_id for every weight type the CPU backend
-// computes (shaders/matmul.comp, get_rows.comp, dequant.glsl). Activations and outputs are
-// f32; the CPU rounds activations to q8 for quantized weights (to bf16 for BF16 ones), so
-// the two differ by that rounding, not by the weights.
+// computes (shaders/matmul.comp, get_rows.comp, dequant.glsl, qdot.glsl). Activations and
+// outputs are f32. Like the CPU, matmul first converts the activations to the weight
+// type's dot type (q8_0 for the 32-element quants, q8_K for the K-quants and IQ4_XS, bf16
+// for BF16; a prep shader, act_quant.comp, into the node's scratch) and dots the same
+// integers, so Vulkan and the CPU differ only in the order of their float sums.
 //
 // matmul has a subgroup def first (asked only where the device has subgroup arithmetic and
 // no SWITCHYARD_VULKAN_PATH=portable) and the portable def after it. Only one-column
@@ -15,19 +17,24 @@
 namespace sy::vulkan {
 namespace {
 
+/// How matmul's activations are converted for a weight type (shaders/act_layout.glsl).
+enum class Act { none, q8_0, q8_k, bf16 };
+
 /// The shader variants of one weight type (names in shaders/matmul.list).
 struct TypeShaders {
   StorageType type;
+  Act act;
   std::string_view get_rows, c1, c1_sg, c8, id;
 };
 
-#define SY_MM_TYPE(T, n) \
-  TypeShaders { StorageType::T, "get_rows_" n, "matmul_" n "_c1", "matmul_" n "_c1_sg", "matmul_" n "_c8", "matmul_id_" n }
+#define SY_MM_TYPE(T, a, n) \
+  TypeShaders { StorageType::T, Act::a, "get_rows_" n, "matmul_" n "_c1", "matmul_" n "_c1_sg", "matmul_" n "_c8", "matmul_id_" n }
 constexpr TypeShaders kTypes[] = {
-    SY_MM_TYPE(F32, "f32"),   SY_MM_TYPE(F16, "f16"),   SY_MM_TYPE(BF16, "bf16"),     SY_MM_TYPE(Q4_0, "q4_0"),
-    SY_MM_TYPE(Q4_1, "q4_1"), SY_MM_TYPE(Q5_0, "q5_0"), SY_MM_TYPE(Q5_1, "q5_1"),     SY_MM_TYPE(Q8_0, "q8_0"),
-    SY_MM_TYPE(IQ4_NL, "iq4_nl"), SY_MM_TYPE(Q2_K, "q2_k"), SY_MM_TYPE(Q3_K, "q3_k"), SY_MM_TYPE(Q4_K, "q4_k"),
-    SY_MM_TYPE(Q5_K, "q5_k"), SY_MM_TYPE(Q6_K, "q6_k"), SY_MM_TYPE(IQ4_XS, "iq4_xs"),
+    SY_MM_TYPE(F32, none, "f32"),     SY_MM_TYPE(F16, none, "f16"),     SY_MM_TYPE(BF16, bf16, "bf16"),
+    SY_MM_TYPE(Q4_0, q8_0, "q4_0"),   SY_MM_TYPE(Q4_1, q8_0, "q4_1"),   SY_MM_TYPE(Q5_0, q8_0, "q5_0"),
+    SY_MM_TYPE(Q5_1, q8_0, "q5_1"),   SY_MM_TYPE(Q8_0, q8_0, "q8_0"),   SY_MM_TYPE(IQ4_NL, q8_0, "iq4_nl"),
+    SY_MM_TYPE(Q2_K, q8_k, "q2_k"),   SY_MM_TYPE(Q3_K, q8_k, "q3_k"),   SY_MM_TYPE(Q4_K, q8_k, "q4_k"),
+    SY_MM_TYPE(Q5_K, q8_k, "q5_k"),   SY_MM_TYPE(Q6_K, q8_k, "q6_k"),   SY_MM_TYPE(IQ4_XS, q8_k, "iq4_xs"),
 };
 #undef SY_MM_TYPE
 
@@ -76,11 +83,30 @@ uint32_t capped(int64_t n) { return static_cast<uint32_t>(std::clamp<int64_t>(n,
 
 bool fast(const Features& f) { return f.subgroup_arithmetic && !f.portable_only; }
 
+/// Rows longer than this are refused, so every per-column size the shaders form in 32 bits
+/// (act_col_bytes: at most 4k) fits.
+constexpr int64_t kMaxK = int64_t{1} << 28;
+
+/// Adds the prep stage converting `cols` activation columns of k elements for weight type
+/// w (act_quant.comp: one invocation per block, per element for bf16; 64 a workgroup).
+void add_prep(Launch& l, StorageType w, int64_t k, int64_t cols) {
+  const Act act = shaders_for(w)->act;
+  if (act == Act::none) return;
+  const int64_t item = act == Act::q8_0 ? 32 : act == Act::q8_k ? 256 : 1;
+  const int64_t col_bytes = act == Act::q8_0 ? k + k / 8 : act == Act::q8_k ? k + k / 64 : 4 * k;
+  l.prep_shader = act == Act::q8_0 ? "act_q8_0" : act == Act::q8_k ? "act_q8_k" : "act_bf16";
+  l.scratch_bytes = static_cast<uint64_t>(col_bytes * cols);
+  const int64_t groups = (cols * (k / item) + 63) / 64;
+  l.prep_groups[0] = static_cast<uint32_t>(std::min<int64_t>(groups, kMaxGroups));
+  l.prep_groups[1] = static_cast<uint32_t>((groups + kMaxGroups - 1) / kMaxGroups);
+  l.prep_groups[2] = 1;
+}
+
 // matmul: W [k, rows], X f32 [k, m...], dst f32 [rows, m...].
 Support matmul_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
   if (n.src[0] < 0 || n.src[1] < 0) return Support::no;
   const auto &w = src_of(n, t, 0), &x = src_of(n, t, 1), &y = dst_of(n, t);
-  if (!weight_ok(w) || w.ne[2] != 1 || w.ne[3] != 1) return Support::no;
+  if (!weight_ok(w) || w.ne[2] != 1 || w.ne[3] != 1 || w.ne[0] > kMaxK) return Support::no;
   if (!plain_ok(x, StorageType::F32) || !plain_ok(y, StorageType::F32)) return Support::no;
   if (!extents_fit(w) || !extents_fit(x) || !extents_fit(y)) return Support::no;
   if (x.ne[0] != w.ne[0] || y.ne[0] != w.ne[1]) return Support::no;
@@ -100,6 +126,7 @@ Launch matmul_plan(const GraphNode& n, std::span<const GraphTensor> t, const Fea
   l.shader = m > 1 ? s->c8 : fast(f) ? s->c1_sg : s->c1;
   fold_rows(l, w.ne[1]);
   l.groups[1] = capped(m > 1 ? (m + 7) / 8 : 1);  // eight columns a workgroup; more loop in the shader
+  add_prep(l, w.type, w.ne[0], m);
   return l;
 }
 
@@ -108,7 +135,7 @@ Launch matmul_plan(const GraphNode& n, std::span<const GraphTensor> t, const Fea
 Support matmul_id_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
   if (n.src[0] < 0 || n.src[1] < 0 || n.src[2] < 0) return Support::no;
   const auto &w = src_of(n, t, 0), &x = src_of(n, t, 1), &ids = src_of(n, t, 2), &y = dst_of(n, t);
-  if (!weight_ok(w) || w.ne[3] != 1) return Support::no;
+  if (!weight_ok(w) || w.ne[3] != 1 || w.ne[0] > kMaxK) return Support::no;
   if (!plain_ok(x, StorageType::F32) || !plain_ok(y, StorageType::F32) || !plain_ok(ids, StorageType::I32))
     return Support::no;
   if (!extents_fit(w) || !extents_fit(x) || !extents_fit(y) || !extents_fit(ids)) return Support::no;
@@ -124,6 +151,8 @@ Launch matmul_id_plan(const GraphNode& n, std::span<const GraphTensor> t, const 
   l.shader = shaders_for(w.type)->id;
   fold_rows(l, w.ne[1]);
   l.groups[1] = capped((src_of(n, t, 2).elements() + 7) / 8);  // eight (slot, token) pairs a workgroup
+  const auto& x = src_of(n, t, 1);
+  add_prep(l, w.type, w.ne[0], x.ne[1] * x.ne[2]);
   return l;
 }
 

@@ -29,6 +29,8 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer No
   int ip[8];         // GraphNode::i
   float fp[4];       // GraphNode::f
   uint up[4];        // per-kernel values the host's plan computed (Launch::u)
+  uint64_t scratch;  // the executor's scratch memory for this node (Launch::scratch_bytes), else 0
+  uint64_t reserved;
 };
 
 layout(push_constant) uniform Push { NodeRecord node; } pc;

@@ -6,6 +6,8 @@
 //   W_PLAIN          1 for F32/F16/BF16 (any row length: units cover k / 32, dq1 the rest)
 //   dq32(row, u, v)  elements 32u .. 32u + 31 of the row starting at byte address `row`
 //   dq1(row, i)      element i of a plain-type row
+//   wunit(row, u, w) quantized types: unit u's integer levels and scales (WUnit), the
+//                    terms of the CPU's integer dot products (qdot.glsl uses them)
 //
 // Values follow sdk/src/dequant.cpp exactly (same products in the same order). Block
 // sizes are all even but not multiples of 4, and a row of a 2-byte type may start at any
@@ -53,11 +55,6 @@ int sbyte_of(uint w, uint i) { return bitfieldExtract(int(w), int(8 * i), 8); }
 #define W_PLAIN 0
 #endif
 
-#if WTYPE == WT_IQ4_NL || WTYPE == WT_IQ4_XS
-// The 4-bit non-linear grid of IQ4_NL and IQ4_XS.
-const float kIQ4[16] = float[16](-127., -104., -83., -65., -49., -35., -22., -10., 1., 13., 25., 38., 53., 69., 89.,
-                                 113.);
-#endif
 
 #if W_PLAIN
 
@@ -80,7 +77,28 @@ void dq32(uint64_t row, uint u, out float v[32]) {
 #endif
 }
 
-#elif WTYPE == WT_Q4_0 || WTYPE == WT_Q4_1 || WTYPE == WT_IQ4_NL
+#else
+
+// Quantized types are decoded in two steps: wunit() reads a unit's integer levels and
+// scales exactly as the CPU's scalar dot products see them (backends/cpu/kernels/
+// dot_scalar.cpp), and dq32() (below) turns them into the SDK's dequantized values. The
+// matmul shaders dot the levels with q8 activations in integers (qdot.glsl).
+//
+// 32-element types: value = d * lv (+ m for Q4_1 / Q5_1); sc = 1, mn = 0.
+// K-quants and IQ4_XS: value = (d * sc[p]) * lv - (m * mn[p]) for the unit's halves p of
+// 16 elements (m is dmin; mn = 0 for the symmetric types), i.e. the CPU's 16-element groups.
+struct WUnit {
+  int lv[32];
+  float d, m;
+  int sc[2], mn[2];
+};
+
+#if WTYPE == WT_IQ4_NL || WTYPE == WT_IQ4_XS
+// The 4-bit non-linear grid of IQ4_NL and IQ4_XS.
+const int kIQ4[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+#endif
+
+#if WTYPE == WT_Q4_0 || WTYPE == WT_Q4_1 || WTYPE == WT_IQ4_NL
 
 // 16 bytes of nibble pairs: byte j holds element j (low) and j + 16 (high).
 #if WTYPE == WT_Q4_1
@@ -90,25 +108,23 @@ void dq32(uint64_t row, uint u, out float v[32]) {
 #define W_BB 18
 #define W_QS 2
 #endif
-void dq32(uint64_t row, uint u, out float v[32]) {
+void wunit(uint64_t row, uint u, out WUnit w) {
   U16Row b = U16Row(row + uint64_t(u) * W_BB);
-  const float d = h16(b, 0);
-#if WTYPE == WT_Q4_1
-  const float m = h16(b, 2);
-#endif
-  for (uint w = 0; w < 4; ++w) {
-    const uint q = w32(b, W_QS + 4 * w);
+  w.d = h16(b, 0);
+  w.m = WTYPE == WT_Q4_1 ? h16(b, 2) : 0.0;
+  for (uint w4 = 0; w4 < 4; ++w4) {
+    const uint q = w32(b, W_QS + 4 * w4);
     for (uint k = 0; k < 4; ++k) {
-      const uint j = 4 * w + k, lo = bitfieldExtract(q, int(8 * k), 4), hi = bitfieldExtract(q, int(8 * k + 4), 4);
+      const uint j = 4 * w4 + k, lo = bitfieldExtract(q, int(8 * k), 4), hi = bitfieldExtract(q, int(8 * k + 4), 4);
 #if WTYPE == WT_Q4_0
-      v[j] = float(int(lo) - 8) * d;
-      v[j + 16] = float(int(hi) - 8) * d;
+      w.lv[j] = int(lo) - 8;
+      w.lv[j + 16] = int(hi) - 8;
 #elif WTYPE == WT_Q4_1
-      v[j] = float(lo) * d + m;
-      v[j + 16] = float(hi) * d + m;
+      w.lv[j] = int(lo);
+      w.lv[j + 16] = int(hi);
 #else
-      v[j] = d * kIQ4[lo];
-      v[j + 16] = d * kIQ4[hi];
+      w.lv[j] = kIQ4[lo];
+      w.lv[j + 16] = kIQ4[hi];
 #endif
     }
   }
@@ -124,38 +140,33 @@ void dq32(uint64_t row, uint u, out float v[32]) {
 #define W_BB 22
 #define W_QH 2
 #endif
-void dq32(uint64_t row, uint u, out float v[32]) {
+void wunit(uint64_t row, uint u, out WUnit w) {
   U16Row b = U16Row(row + uint64_t(u) * W_BB);
-  const float d = h16(b, 0);
-#if WTYPE == WT_Q5_1
-  const float m = h16(b, 2);
-#endif
+  w.d = h16(b, 0);
+  w.m = WTYPE == WT_Q5_1 ? h16(b, 2) : 0.0;
+  const int off = WTYPE == WT_Q5_0 ? 16 : 0;
   const uint qh = w32(b, W_QH);
-  for (uint w = 0; w < 4; ++w) {
-    const uint q = w32(b, W_QH + 4 + 4 * w);
+  for (uint w4 = 0; w4 < 4; ++w4) {
+    const uint q = w32(b, W_QH + 4 + 4 * w4);
     for (uint k = 0; k < 4; ++k) {
-      const uint j = 4 * w + k;
+      const uint j = 4 * w4 + k;
       const uint lo = bitfieldExtract(q, int(8 * k), 4) | (bitfieldExtract(qh, int(j), 1) << 4);
       const uint hi = bitfieldExtract(q, int(8 * k + 4), 4) | (bitfieldExtract(qh, int(j + 16), 1) << 4);
-#if WTYPE == WT_Q5_0
-      v[j] = float(int(lo) - 16) * d;
-      v[j + 16] = float(int(hi) - 16) * d;
-#else
-      v[j] = float(lo) * d + m;
-      v[j + 16] = float(hi) * d + m;
-#endif
+      w.lv[j] = int(lo) - off;
+      w.lv[j + 16] = int(hi) - off;
     }
   }
 }
 
 #elif WTYPE == WT_Q8_0
 
-void dq32(uint64_t row, uint u, out float v[32]) {
+void wunit(uint64_t row, uint u, out WUnit w) {
   U16Row b = U16Row(row + uint64_t(u) * 34);
-  const float d = h16(b, 0);
-  for (uint w = 0; w < 8; ++w) {
-    const uint q = w32(b, 2 + 4 * w);
-    for (uint k = 0; k < 4; ++k) v[4 * w + k] = float(sbyte_of(q, k)) * d;
+  w.d = h16(b, 0);
+  w.m = 0.0;
+  for (uint w4 = 0; w4 < 8; ++w4) {
+    const uint q = w32(b, 2 + 4 * w4);
+    for (uint k = 0; k < 4; ++k) w.lv[4 * w4 + k] = sbyte_of(q, k);
   }
 }
 
@@ -165,43 +176,46 @@ void dq32(uint64_t row, uint u, out float v[32]) {
 // 2-bit planes. Unit s (0..7) is plane s % 4 of half s / 4: element l + 16p of the unit
 // (p = 0, 1) is q[32h + 16p + l] >> 2(s % 4), with scale 2s + p. Q3_K adds a third bit
 // (hmask byte 16p + l, bit s; a clear bit subtracts 4).
-void dq32(uint64_t row, uint u, out float v[32]) {
+void wunit(uint64_t row, uint u, out WUnit w) {
   const uint s = u % 8;
   const uint shift = 2 * (s % 4);
 #if WTYPE == WT_Q2_K
   U16Row b = U16Row(row + uint64_t(u / 8) * 84);
   const uint q = 16 + 32 * (s / 4);
-  const float d = h16(b, 80), dmin = h16(b, 82);
+  w.d = h16(b, 80);
+  w.m = h16(b, 82);
   const uint scw = w16(b, 2 * s);  // scales 2s and 2s + 1
 #else
   U16Row b = U16Row(row + uint64_t(u / 8) * 110);
   const uint q = 32 + 32 * (s / 4);
-  const float d = h16(b, 108);
+  w.d = h16(b, 108);
+  w.m = 0.0;
 #endif
   for (uint p = 0; p < 2; ++p) {
 #if WTYPE == WT_Q2_K
     const uint sc = bitfieldExtract(scw, int(8 * p), 8);
-    const float dl = d * float(sc & 15u), ml = dmin * float(sc >> 4);
+    w.sc[p] = int(sc & 15u);
+    w.mn[p] = int(sc >> 4);
 #else
     // 16 six-bit scales: low 4 bits in bytes 0..7 (two per byte), high 2 bits in bytes 8..11.
     const uint i = 2 * s + p;
     const uint low = bitfieldExtract(w8(b, 96 + (i % 8)), int(4 * (i / 8)), 4);
     const uint high = bitfieldExtract(w8(b, 104 + (i % 4)), int(2 * (i / 4)), 2);
-    const float dl = d * float(int(low | (high << 4)) - 32);
+    w.sc[p] = int(low | (high << 4)) - 32;
+    w.mn[p] = 0;
 #endif
-    for (uint w = 0; w < 4; ++w) {
-      const uint qw = w32(b, q + 16 * p + 4 * w);
+    for (uint w4 = 0; w4 < 4; ++w4) {
+      const uint qw = w32(b, q + 16 * p + 4 * w4);
 #if WTYPE == WT_Q3_K
-      const uint hw = w32(b, 16 * p + 4 * w);
+      const uint hw = w32(b, 16 * p + 4 * w4);
 #endif
       for (uint k = 0; k < 4; ++k) {
-        const uint l = 4 * w + k;
+        const uint l = 4 * w4 + k;
         const int x = int(bitfieldExtract(qw, int(8 * k + shift), 2));
 #if WTYPE == WT_Q2_K
-        v[16 * p + l] = dl * float(x) - ml;
+        w.lv[16 * p + l] = x;
 #else
-        const int h = bitfieldExtract(hw, int(8 * k + s), 1) != 0u ? 0 : 4;
-        v[16 * p + l] = dl * float(x - h);
+        w.lv[16 * p + l] = x - (bitfieldExtract(hw, int(8 * k + s), 1) != 0u ? 0 : 4);
 #endif
       }
     }
@@ -220,10 +234,11 @@ void dq32(uint64_t row, uint u, out float v[32]) {
 #define W_BB 176
 #define W_QS 48
 #endif
-void dq32(uint64_t row, uint u, out float v[32]) {
+void wunit(uint64_t row, uint u, out WUnit w) {
   const uint j = u % 8;
   U16Row b = U16Row(row + uint64_t(u / 8) * W_BB);
-  const float d = h16(b, 0), dmin = h16(b, 2);
+  w.d = h16(b, 0);
+  w.m = h16(b, 2);
   uint sc, mn;
   if (j < 4) {
     sc = w8(b, 4 + j) & 63u;
@@ -233,19 +248,20 @@ void dq32(uint64_t row, uint u, out float v[32]) {
     sc = (e & 15u) | ((w8(b, j) >> 6) << 4);
     mn = (e >> 4) | ((w8(b, 4 + j) >> 6) << 4);
   }
-  const float dl = d * float(sc), ml = dmin * float(mn);
+  w.sc[0] = w.sc[1] = int(sc);
+  w.mn[0] = w.mn[1] = int(mn);
   const uint q = W_QS + 32 * (j / 2);
-  for (uint w = 0; w < 8; ++w) {
-    const uint qw = w32(b, q + 4 * w);
+  for (uint w4 = 0; w4 < 8; ++w4) {
+    const uint qw = w32(b, q + 4 * w4);
 #if WTYPE == WT_Q5_K
-    const uint hw = w32(b, 16 + 4 * w);
+    const uint hw = w32(b, 16 + 4 * w4);
 #endif
     for (uint k = 0; k < 4; ++k) {
       uint x = bitfieldExtract(qw, int(8 * k + 4 * (j % 2)), 4);
 #if WTYPE == WT_Q5_K
       x |= bitfieldExtract(hw, int(8 * k + j), 1) << 4;
 #endif
-      v[4 * w + k] = dl * float(x) - ml;
+      w.lv[4 * w4 + k] = int(x);
     }
   }
 }
@@ -255,19 +271,21 @@ void dq32(uint64_t row, uint u, out float v[32]) {
 // Two halves of 128; unit j is quarter j % 4 of half j / 4. Quarter t takes the low
 // (t < 2) or high nibbles of ql[64h + 32(t % 2) + l] and bits 2t, 2t+1 of qh[32h + l];
 // element l's scale is sc[8h + 2t + l / 16].
-void dq32(uint64_t row, uint u, out float v[32]) {
+void wunit(uint64_t row, uint u, out WUnit w) {
   const uint j = u % 8, h = j / 4, t = j % 4;
   U16Row b = U16Row(row + uint64_t(u / 8) * 210);
-  const float d = h16(b, 208);
+  w.d = h16(b, 208);
+  w.m = 0.0;
   const uint scw = w16(b, 192 + 8 * h + 2 * t);
-  const float d0 = d * float(sbyte_of(scw, 0)), d1 = d * float(sbyte_of(scw, 1));
+  w.sc[0] = sbyte_of(scw, 0);
+  w.sc[1] = sbyte_of(scw, 1);
+  w.mn[0] = w.mn[1] = 0;
   const uint ql = 64 * h + 32 * (t % 2), qh = 128 + 32 * h;
-  for (uint w = 0; w < 8; ++w) {
-    const uint lw = w32(b, ql + 4 * w), hw = w32(b, qh + 4 * w);
+  for (uint w4 = 0; w4 < 8; ++w4) {
+    const uint lw = w32(b, ql + 4 * w4), hw = w32(b, qh + 4 * w4);
     for (uint k = 0; k < 4; ++k) {
-      const uint l = 4 * w + k;
       const uint x = bitfieldExtract(lw, int(8 * k + 4 * (t / 2)), 4) | (bitfieldExtract(hw, int(8 * k + 2 * t), 2) << 4);
-      v[l] = (l < 16 ? d0 : d1) * float(int(x) - 32);
+      w.lv[4 * w4 + k] = int(x) - 32;
     }
   }
 }
@@ -276,24 +294,68 @@ void dq32(uint64_t row, uint u, out float v[32]) {
 
 // Eight units of 32 like IQ4_NL blocks, each with a 6-bit scale (low 4 bits in
 // scales_l, high 2 in scales_h) and the super-block's f16 d.
-void dq32(uint64_t row, uint u, out float v[32]) {
+void wunit(uint64_t row, uint u, out WUnit w) {
   const uint ib = u % 8;
   U16Row b = U16Row(row + uint64_t(u / 8) * 136);
-  const float d = h16(b, 0);
+  w.d = h16(b, 0);
+  w.m = 0.0;
   const uint ls = bitfieldExtract(w8(b, 4 + ib / 2), int(4 * (ib % 2)), 4) |
                   (bitfieldExtract(w16(b, 2), int(2 * ib), 2) << 4);
-  const float dl = d * float(int(ls) - 32);
+  w.sc[0] = w.sc[1] = int(ls) - 32;
+  w.mn[0] = w.mn[1] = 0;
   const uint q = 8 + 16 * ib;
-  for (uint w = 0; w < 4; ++w) {
-    const uint qw = w32(b, q + 4 * w);
+  for (uint w4 = 0; w4 < 4; ++w4) {
+    const uint qw = w32(b, q + 4 * w4);
     for (uint k = 0; k < 4; ++k) {
-      const uint j = 4 * w + k;
-      v[j] = dl * kIQ4[bitfieldExtract(qw, int(8 * k), 4)];
-      v[j + 16] = dl * kIQ4[bitfieldExtract(qw, int(8 * k + 4), 4)];
+      const uint j = 4 * w4 + k;
+      w.lv[j] = kIQ4[bitfieldExtract(qw, int(8 * k), 4)];
+      w.lv[j + 16] = kIQ4[bitfieldExtract(qw, int(8 * k + 4), 4)];
     }
   }
 }
 
 #else
 #error "WTYPE is not a weight type this file decodes"
+#endif
+
+#if WTYPE == WT_Q2_K || WTYPE == WT_Q3_K || WTYPE == WT_Q4_K || WTYPE == WT_Q5_K || WTYPE == WT_Q6_K || \
+    WTYPE == WT_IQ4_XS
+#define W_KQUANT 1
+#else
+#define W_KQUANT 0
+#endif
+// Types whose values carry an offset (m) besides d * level.
+#if WTYPE == WT_Q4_1 || WTYPE == WT_Q5_1 || WTYPE == WT_Q2_K || WTYPE == WT_Q4_K || WTYPE == WT_Q5_K
+#define W_AFFINE 1
+#else
+#define W_AFFINE 0
+#endif
+
+// The SDK's dequantized values (sdk/src/dequant.cpp's products, in its order).
+void dq32(uint64_t row, uint u, out float v[32]) {
+  WUnit w;
+  wunit(row, u, w);
+#if W_KQUANT
+  for (uint p = 0; p < 2; ++p) {
+    const float dl = w.d * float(w.sc[p]);
+#if W_AFFINE
+    const float ml = w.m * float(w.mn[p]);
+    for (uint l = 0; l < 16; ++l) v[16 * p + l] = dl * float(w.lv[16 * p + l]) - ml;
+#else
+    for (uint l = 0; l < 16; ++l) v[16 * p + l] = dl * float(w.lv[16 * p + l]);
+#endif
+  }
+#else
+  for (uint j = 0; j < 32; ++j) {
+#if W_AFFINE
+    v[j] = float(w.lv[j]) * w.d + w.m;
+#elif WTYPE == WT_IQ4_NL
+    v[j] = w.d * float(w.lv[j]);
+#else
+    v[j] = float(w.lv[j]) * w.d;
+#endif
+  }
+#endif
+}
+
 #endif

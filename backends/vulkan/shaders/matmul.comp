@@ -1,6 +1,9 @@
 #version 450
 // matmul (and, with -DMATMUL_ID=1, matmul_id): dst[r, c] = W row r . X column c, with W in
-// any storage type dequant.glsl decodes (-DWTYPE) and X, dst in f32.
+// any storage type dequant.glsl decodes (-DWTYPE) and X, dst in f32. As on the CPU, X is
+// first converted to the weight type's dot type (qdot.glsl: q8_0, q8_K or bf16) by the
+// prep shader act_quant.comp into the node's scratch; quantized weights then meet it in
+// integer dot products per block, F32/F16 weights read X itself.
 //
 // A workgroup computes one weight row against LANES activation columns: its 64 threads
 // form LANES groups of WG / LANES, one group per column, each splitting the row's
@@ -18,6 +21,7 @@
 #endif
 #include "common.glsl"
 #include "dequant.glsl"
+#include "qdot.glsl"
 
 #define WG 64
 #define UL (WG / LANES)  // threads per column
@@ -52,11 +56,15 @@ float reduce(float acc) {
   return total;
 }
 
-// This thread's share of W row w (k elements at byte address w) . the f32 column at x:
-// units ul, ul + UL, ...
+// This thread's share of W row w (k elements at byte address w) . the column at x (f32,
+// or converted activations at act_col()): units ul, ul + UL, ...
 float partial(uint64_t w, uint k, uint64_t x, uint ul) {
   float acc = 0.0;
   const uint units = k / 32;
+#if !W_PLAIN
+  for (uint u = ul; u < units; u += UL) acc += qdot(w, u, x, k);
+  return acc;
+#else
   for (uint u = ul; u < units; u += UL) {
     float v[32];
     dq32(w, u, v);
@@ -65,11 +73,10 @@ float partial(uint64_t w, uint k, uint64_t x, uint ul) {
     for (uint i = 0; i < 32; ++i) s += v[i] * xr.v[i];
     acc += s;
   }
-#if W_PLAIN
   F32Row xr = F32Row(x);
   for (uint i = units * 32 + ul; i < k; i += UL) acc += dq1(w, i) * xr.v[i];
-#endif
   return acc;
+#endif
 }
 
 void main() {
@@ -91,7 +98,13 @@ void main() {
     if (p < pairs) {
       const int e = ld_i32(at(SRC2, j, t, 0, 0));
       // A bad id gives a zero row (the CPU reports it; a kernel cannot).
-      if (e >= 0 && e < experts) acc = partial(row(SRC0, int(r), e, 0), k, row(SRC1, x_shared ? 0 : j, t, 0), ul);
+      const int xj = x_shared ? 0 : j;
+#if ACT == ACT_NONE
+      const uint64_t x = row(SRC1, xj, t, 0);
+#else
+      const uint64_t x = act_col(uint(xj + ne(SRC1, 1) * t), k);
+#endif
+      if (e >= 0 && e < experts) acc = partial(row(SRC0, int(r), e, 0), k, x, ul);
     }
     const float total = reduce(acc);
     if (ul == 0 && p < pairs) st_f32(at(DST, int(r), j, t, 0), total);
@@ -105,7 +118,12 @@ void main() {
     const int c = int(c0 + lane);
     const int i1 = c % n1, i2 = (c / n1) % n2, i3 = c / (n1 * n2);
     float acc = 0.0;
-    if (uint(c) < m) acc = partial(w, k, row(SRC1, i1, i2, i3), ul);
+#if ACT == ACT_NONE
+    const uint64_t x = row(SRC1, i1, i2, i3);
+#else
+    const uint64_t x = act_col(uint(c), k);
+#endif
+    if (uint(c) < m) acc = partial(w, k, x, ul);
     const float total = reduce(acc);
     if (ul == 0 && uint(c) < m) st_f32(at(DST, int(r), i1, i2, i3), total);
   }
