@@ -121,7 +121,7 @@ nlohmann::json to_json(const Report& r) {
                              {"max_abs_tolerance", f.max_abs_tolerance}, {"rms_logit_diff", num(f.rms)},
                              {"rms_tolerance", f.rms_tolerance}, {"required_argmax_misses", f.argmax_misses},
                              {"greedy_same", f.greedy_same}, {"greedy_required", f.greedy_required},
-                             {"greedy_total", f.greedy_total}, {"detail", f.detail}});
+                             {"greedy_total", f.greedy_total}, {"bytes_per_token", f.bytes_per_token}, {"detail", f.detail}});
   j["summary"] = {{"cases", r.cases.size()},
                   {"passed", count(r.cases, Outcome::pass)},
                   {"failed", count(r.cases, Outcome::fail)},

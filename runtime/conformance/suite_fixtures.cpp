@@ -17,13 +17,14 @@ using nlohmann::json;
 
 // The f32 KV cache of the main reference; the context fits the longest fixture (100-token
 // prompt + 24, or stories260K's 5 + 64).
-std::string pipeline_text(const fs::path& model, const std::string& backend, int64_t device) {
+std::string pipeline_text(const fs::path& model, const std::string& backend, int64_t device,
+                          const std::string& cpu_moe = {}) {
   std::string y = "model: { path: " + json(model.string()).dump() + " }\n";
   if (backend == "cpu") {
     y += "backends: [ { plugin: cpu } ]\n";
   } else {
     y += "backends: [ { plugin: " + backend + ", devices: [" + std::to_string(device) + "] }, { plugin: cpu } ]\n";
-    y += "placement: { gpu_layers: all }\n";
+    y += "placement: { gpu_layers: all" + (cpu_moe.empty() ? std::string() : ", cpu_moe: " + cpu_moe) + " }\n";
   }
   return y + "context: { length: 256, kv_type: f32, parallel: 1 }\nsampling: [ greedy ]\n";
 }
@@ -67,7 +68,7 @@ FixtureResult check_fixture(const Options& o, const registry::Registry& reg, con
   const auto forced = ref->at("greedy_ids").get<std::vector<int32_t>>();
   const auto n = static_cast<int64_t>(forced.size());
 
-  auto rt = bring_up(pipeline_text(model, o.backend, o.device), reg);
+  auto rt = bring_up(pipeline_text(model, o.backend, o.device, o.cpu_moe), reg);
   if (!rt) {
     r.detail = "bringing the pipeline up: " + rt.status().message();
     return r;
@@ -92,6 +93,7 @@ FixtureResult check_fixture(const Options& o, const registry::Registry& reg, con
     r.detail = "greedy decode: " + got.status().message();
     return r;
   }
+  r.bytes_per_token = (*rt)->engine->stats().last_step_transfer_bytes;
   rt = Status(StatusCode::internal, "released");  // free the backend's memory before the CPU run
 
   Result<std::unique_ptr<engine::Runtime>> cpu = Status(StatusCode::internal, "not started");
@@ -135,7 +137,8 @@ void run_fixtures(const Options& o, const registry::Registry& reg, Report& repor
     progress << "fixture " << r.name << ": " << outcome_name(r.outcome);
     if (r.outcome != Outcome::error)  // an error's sentence is in the report
       progress << ", max |logit diff| " << r.max_abs << " (tolerance " << r.max_abs_tolerance << "), greedy "
-               << r.greedy_same << "/" << r.greedy_total << " as the CPU (" << r.greedy_required << " required)";
+               << r.greedy_same << "/" << r.greedy_total << " as the CPU (" << r.greedy_required << " required), "
+               << r.bytes_per_token << " bytes moved per decoded token";
     progress << "\n" << std::flush;
     report.fixtures.push_back(std::move(r));
   }

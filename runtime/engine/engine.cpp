@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "log/log.hpp"
+
 namespace sy::engine {
 
 Engine::Engine(const model::Model& m, std::vector<Device*> devices, const EngineConfig& cfg)
@@ -15,24 +17,85 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& m, std::vecto
   if (cfg.ubatch < 1) return error::invalid_argument("context.ubatch must be at least 1");
   std::vector<int> layer_device;
   for (int64_t il = 0; il < m.hparams().n_layer; ++il) layer_device.push_back(m.layer_device(il));
+  std::unique_ptr<Engine> e(new Engine(m, devices, cfg));
   auto kv = kv::KvCache::create(m.hparams(), devices, layer_device, cfg.kv);
   if (!kv) return kv.status();
-  std::unique_ptr<Engine> e(new Engine(m, std::move(devices), cfg));
   e->kv_ = std::move(*kv);
+  // A layer whose device cannot update its cache keeps the cache in RAM: a load-time
+  // decision, logged, so the step never has to copy a cache.
+  if (auto moved = e->caches_to_move(layer_device); !moved) {
+    return moved.status();
+  } else if (*moved) {
+    e->kv_.reset();
+    kv = kv::KvCache::create(m.hparams(), devices, layer_device, cfg.kv);
+    if (!kv) return kv.status();
+    e->kv_ = std::move(*kv);
+  }
   const auto n = static_cast<size_t>(cfg.ubatch);
   for (auto* v : {&e->tokens_, &e->positions_, &e->cells_, &e->rows_, &e->slots_, &e->outs_}) v->reserve(n);
   if (auto st = e->check_placement(); !st) return st;
   return e;
 }
 
-Status Engine::check_placement() {
+Result<bool> Engine::caches_to_move(std::vector<int>& layer_device) {
+  int host = -1;
+  for (size_t d = 0; d < sched_.device_count() && host < 0; ++d)
+    if (sched_.device(d).info().reads_host_memory) host = static_cast<int>(d);
+  if (host < 0) return false;
+  // Which model layer each cache buffer belongs to.
+  std::vector<std::pair<const Buffer*, int64_t>> owner;
+  const auto& hp = model_.hparams();
+  size_t full = 0, linear = 0;
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    if (hp.is_full_attention(il)) {
+      owner.push_back({kv_->k()[full].buffer, il});
+      owner.push_back({kv_->v()[full++].buffer, il});
+    } else {
+      owner.push_back({kv_->conv()[linear].buffer, il});
+      owner.push_back({kv_->delta()[linear++].buffer, il});
+    }
+  }
+  build_probe();
+  bool moved = false;
+  const std::span<const GraphTensor> tensors(graph_.tensors());
+  for (const GraphNode& n : graph_.nodes()) {
+    graph::TensorId cache = -1;
+    if (graph_.info(graph_.base(n.dst)).origin == graph::Origin::persistent) cache = graph_.base(n.dst);
+    const int s = n.op == OpKind::attention ? 1 : n.op == OpKind::conv1d ? 2 : n.op == OpKind::delta_net ? 5 : -1;
+    if (cache < 0 && s >= 0) cache = graph_.base(n.src[s]);
+    if (cache < 0) continue;
+    const Buffer* buf = graph_.tensor_at(cache).buffer;
+    auto it = std::find_if(owner.begin(), owner.end(), [&](const auto& o) { return o.first == buf; });
+    if (it == owner.end()) continue;
+    const auto il = static_cast<size_t>(it->second);
+    const int dev = layer_device[il];
+    if (dev == host || sched_.device(static_cast<size_t>(dev)).supports(n, tensors) != Support::no) continue;
+    const std::string name = sched_.device(static_cast<size_t>(dev)).info().name;
+    if (cfg_.strict)
+      return error::unsupported(name + " cannot run " + std::string(op_name(n.op)) + " on layer " + std::to_string(il) +
+                                "'s " + std::string(storage_type_name(graph_.tensor_at(cache).type)) +
+                                " cache and `strict: true` forbids keeping the cache in RAM; choose another "
+                                "context.kv_type or fewer gpu_layers");
+    log::get("engine")->warn("fallback: {} cannot run {} on layer {}'s {} cache; that layer's cache stays in RAM and "
+                             "the CPU runs its {}",
+                             name, op_name(n.op), il, storage_type_name(graph_.tensor_at(cache).type), op_name(n.op));
+    layer_device[il] = host;
+    moved = true;
+  }
+  graph_.clear();
+  return moved;
+}
+
+void Engine::build_probe() {
   // A one-token step of a sequence that is not there: only shapes matter for placement.
-  const int32_t zero = 0;
-  const std::vector<int32_t> table(static_cast<size_t>(kv_->table_blocks() * kv_->config().n_seq_max), 0);
+  // The graph's inputs point here; the probe graph is only placed, never run.
+  probe_.assign(static_cast<size_t>(kv_->table_blocks() * kv_->config().n_seq_max) + 4, 0);
+  const int32_t* zero = probe_.data();
+  const int32_t* table = probe_.data() + 4;
   model::StepInputs in;
   in.n_tokens = in.n_outputs = 1;
-  in.tokens = in.positions = in.kv_slots = in.seq_rows = in.state_slots = in.out_rows = &zero;
-  in.block_tables = table.data();
+  in.tokens = in.positions = in.kv_slots = in.seq_rows = in.state_slots = in.out_rows = zero;
+  in.block_tables = table;
   in.table_blocks = kv_->table_blocks();
   in.table_rows = kv_->config().n_seq_max;
   in.block_size = kv_->config().block_size;
@@ -44,6 +107,10 @@ Status Engine::check_placement() {
   in.state_device = kv_->state_devices();
   graph_.clear();
   model_.architecture().build(graph_, in);
+}
+
+Status Engine::check_placement() {
+  build_probe();
   auto st = sched_.plan(graph_);
   graph_.clear();
   return st;

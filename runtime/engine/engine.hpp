@@ -55,6 +55,8 @@ class Engine {
   Engine(const model::Model& m, std::vector<Device*> devices, const EngineConfig& cfg);
   Status ubatch(std::span<const BatchToken> batch, float* logits);
   Status check_placement();
+  Result<bool> caches_to_move(std::vector<int>& layer_device);
+  void build_probe();
 
   const model::Model& model_;
   EngineConfig cfg_;
@@ -65,6 +67,7 @@ class Engine {
   int32_t dummy_out_ = 0;
   std::vector<std::vector<uint64_t>> routing_;
   std::vector<int32_t> ids_;
+  std::vector<int32_t> probe_;  // inputs of the load-time placement probe
   Status count_routing();
 };
 

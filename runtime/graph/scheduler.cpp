@@ -95,6 +95,19 @@ TensorId Scheduler::mirror(Graph& g, TensorId base, int device) {
   return copy;
 }
 
+int Scheduler::producer_device(const Graph& g, const GraphNode& n) const {
+  // Of the devices that made its sources, the earliest in pipeline order: the GPU before
+  // the CPU, so the residual stream stays on the GPU between layers (ggml's scheduler
+  // likewise expands GPU runs over the nodes without weights).
+  int best = -1;
+  for (int s = 0; s < kMaxSources && n.src[s] >= 0; ++s) {
+    const int c = tensor_device_[static_cast<size_t>(g.base(n.src[s]))];
+    if (c >= 0 && (best < 0 || c < best)) best = c;
+  }
+  if (best >= 0) return best;
+  return host_ >= 0 ? host_ : 0;  // only host inputs
+}
+
 int Scheduler::choose(const Graph& g, const GraphNode& n, int preferred) {
   const std::span<const GraphTensor> tensors(g.tensors());
   const Support own = devices_[static_cast<size_t>(preferred)]->supports(n, tensors);
@@ -132,10 +145,7 @@ Status Scheduler::assign(Graph& g) {
       anchor = g.base(n.src[s]);
     for (int s = 0; s < kMaxSources && n.src[s] >= 0 && anchor < 0; ++s)
       if (g.info(g.base(n.src[s])).origin == Origin::persistent) anchor = g.base(n.src[s]);
-    int preferred = anchor >= 0 ? g.info(anchor).device : -1;
-    for (int s = 0; s < kMaxSources && n.src[s] >= 0 && preferred < 0; ++s)
-      preferred = tensor_device_[static_cast<size_t>(g.base(n.src[s]))];
-    if (preferred < 0) preferred = host_ >= 0 ? host_ : 0;
+    int preferred = anchor >= 0 ? g.info(anchor).device : producer_device(g, n);
     const StorageType type = reported_type(g, n, anchor);
     const int chosen = choose(g, n, preferred);
     if (chosen < 0)
@@ -160,6 +170,8 @@ Status Scheduler::assign(Graph& g) {
                                   ", which it cannot read; weights are not copied per step, so place that tensor on " +
                                   info_[static_cast<size_t>(chosen)].name + " (placement.overrides) or keep " +
                                   std::string(op_name(n.op)) + " with it");
+      log::get("graph")->trace("{} on {} reads source {} from {}", op_name(n.op), info_[static_cast<size_t>(chosen)].name, s,
+                               holder < 0 ? "host" : info_[static_cast<size_t>(holder)].name);
       const TensorId m = mirror(g, b, chosen);
       if (n.src[s] == b) {
         n.src[s] = m;
@@ -267,6 +279,8 @@ Status Scheduler::transfer(Graph& g, const GraphNode& n, int to) {
   stats_.transfer_bytes += bytes;
   stats_.last_step_transfer_bytes += bytes;
   Device& dev = *devices_[static_cast<size_t>(to)];
+  log::get("graph")->trace("copy of {} bytes from {} to {} for {}", bytes, from < 0 ? "host" : info_[static_cast<size_t>(from)].name,
+                           info_[static_cast<size_t>(to)].name, op_name(n.op));
   const bool to_host = info_[static_cast<size_t>(to)].reads_host_memory;
   if (src.data) {
     // The host reads the source in place once its producer finished.

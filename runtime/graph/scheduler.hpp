@@ -61,6 +61,7 @@ class Scheduler {
   void note_fallback(const GraphNode& n, StorageType type, int from, int to, const char* why);
   [[nodiscard]] bool readable(int holder, int reader) const;
   [[nodiscard]] int choose(const Graph& g, const GraphNode& n, int preferred);
+  [[nodiscard]] int producer_device(const Graph& g, const GraphNode& n) const;
   TensorId mirror(Graph& g, TensorId src, int device);
 
   std::vector<Device*> devices_;

@@ -112,7 +112,8 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
     GraphTensor t = shaped(d);
     int dev = where.tensor_device.empty() ? where.host : where.tensor_device[i];
     const bool matrix = d.shape.size() >= 2;
-    if (dev != where.host && matrix) {
+    // A vector may also be a one-row matrix (qwen's shared-expert gate), so it is asked too.
+    if (dev != where.host) {
       if (auto op = refused_op(*devices[static_cast<size_t>(dev)], t, d.name)) {
         const std::string dname = devices[static_cast<size_t>(dev)]->info().name;
         if (opts.strict)
