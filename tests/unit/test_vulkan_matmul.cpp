@@ -426,6 +426,73 @@ TEST_CASE("vulkan matmul group: every weight type on the portable and the subgro
   }
 }
 
+// The CPU's activation rounding where it is easy to get wrong: a zero block, halves (x * id
+// exactly k + 0.5: act_q8_0 rounds them away from zero, Q8_K's quantize_row to even), a
+// block whose largest magnitude is negative (Q8_K's scale takes its sign), values on bf16
+// rounding ties, and a NaN (which the CPU's conversions read as 0 and leave out of the
+// block's maximum). Everything else is zero, so one level rounded the other way moves an
+// output by far more than the tolerance.
+TEST_CASE("vulkan matmul group: activations rounded as the CPU rounds them", "[vulkan][vulkan-matmul]") {
+  for (bool portable : {true, false}) {
+    auto be = open_vulkan(portable);
+    if (!be) return;
+    Device& dev = be->device(0);
+    const int64_t k = 512, rows = 8;
+    std::vector<float> x(static_cast<size_t>(k), 0.f);
+    // Block 1 (elements 32..63): amax 127, so d = 1 and id = 1 exactly.
+    const float halves[] = {127.f, 2.5f, -2.5f, 0.5f, -0.5f, 1.5f, 126.5f, -3.5f, 4.5f, 7.f, -8.25f};
+    for (size_t i = 0; i < std::size(halves); ++i) x[32 + i] = halves[i];
+    // Super-block 1 (elements 256..511): largest magnitude -127 first, +127 after it.
+    const float neg[] = {-127.f, 2.5f, 3.5f, -4.5f, 0.5f, 127.f, -1.5f};
+    for (size_t i = 0; i < std::size(neg); ++i) x[300 + i] = neg[i];
+    // bf16 ties: 1 + 2^-8 (to 1) and 1 + 3 * 2^-8 (to 1 + 2^-6).
+    x[70] = 1.f + std::ldexp(1.f, -8);
+    x[71] = 1.f + 3 * std::ldexp(1.f, -8);
+    // Block 3 holds a NaN among ordinary values; super-block 0 therefore does too.
+    x[96] = 0.75f;
+    x[97] = std::nanf("");
+    x[98] = -0.3f;
+    for (StorageType type : {StorageType::Q8_0, StorageType::Q4_1, StorageType::Q4_K, StorageType::Q6_K,
+                             StorageType::BF16}) {
+      INFO((portable ? "portable" : "default") << " path, " << storage_type_name(type));
+      // bf16 keeps a NaN (every output would be NaN): that block is left without one.
+      std::vector<float> xt = x;
+      if (type == StorageType::BF16) xt[97] = 0.f;
+      std::mt19937 g(99);
+      const size_t wrow = packed_row_bytes(type, k);
+      const auto wbytes = random_rows(type, k, rows, wrow, g);
+      const auto w = decode(type, wbytes, k, rows, wrow);
+      Graph gr{dev, {}, {}};
+      const int64_t wr = static_cast<int64_t>(wrow);
+      const int32_t wi = gr.add(type, {k, rows, 1, 1}, {storage_type_info(type).block_bytes, wr, wr * rows, wr * rows}, wbytes);
+      const int32_t xi = gr.add(StorageType::F32, {k, 1, 1, 1}, {4, k * 4, k * 4, k * 4}, floats_bytes(xt));
+      const int32_t yi = gr.add(StorageType::F32, {rows, 1, 1, 1}, {4, rows * 4, rows * 4, rows * 4},
+                                sentinel(static_cast<size_t>(rows * 4)));
+      GraphNode n;
+      n.op = OpKind::matmul;
+      n.src[0] = wi;
+      n.src[1] = xi;
+      n.dst = yi;
+      REQUIRE(gr.run(n).is_ok());
+      const auto y = gr.read(yi);
+      CpuDot cpu(type);
+      cpu.column(xt.data(), k);
+      Check check;
+      for (int64_t r = 0; r < rows; ++r) {
+        double mag = 0;
+        for (int64_t i = 0; i < k; ++i)
+          if (!std::isnan(xt[static_cast<size_t>(i)]))
+            mag += std::fabs(static_cast<double>(w[static_cast<size_t>(r * k + i)]) * xt[static_cast<size_t>(i)]);
+        const float ref = cpu.dot(wbytes.data() + static_cast<size_t>(r) * wrow, k);
+        REQUIRE(std::isfinite(ref));
+        check(y[static_cast<size_t>(r)], ref, 1e-5 * mag + 1e-30, "row " + std::to_string(r));
+      }
+      INFO("worst: " << check.worst);
+      CHECK(check.bad == 0);
+    }
+  }
+}
+
 TEST_CASE("vulkan matmul group: nodes the shaders do not handle are refused", "[vulkan][vulkan-matmul]") {
   auto be = open_vulkan(false);
   if (!be) return;
