@@ -49,11 +49,21 @@ struct LogitDiff {
   double max_abs = 0;         ///< over every step's top-10 and the full vectors
   double rms = 0;             ///< worst full vector
   size_t argmax_misses = 0;   ///< steps whose margin exceeds `argmax_margin` but whose argmax differs
+  /// Top-10 differences at the file's documented rounding-flip steps, held to that step's
+  /// own bound instead of max_abs (see check_teacher_forced); the largest, and how many steps.
+  double flip_max_abs = 0;
+  size_t flip_steps = 0;
 };
-LogitDiff compare_logits(const std::vector<std::vector<float>>& got, const nlohmann::json& run, double argmax_margin);
+LogitDiff compare_logits(const std::vector<std::vector<float>>& got, const nlohmann::json& run, double argmax_margin,
+                         const std::vector<double>& flip_bound = {});
 
 /// The teacher-forced check of a file: top-10 and full logits within `tolerance.max_abs_logit_diff`,
 /// full vectors' rms within `rms_logit_diff`, and the argmax at every step the file requires.
+/// One exception the file documents: at a step where its own independent emulation of
+/// llama.cpp's activation rounding (independent_check.with_activation_emulation) differs
+/// from llama.cpp by more than max_abs_logit_diff — a rounding flip of a near-tied expert,
+/// which an exact emulation reproduces — the top-10 bound of that step is 1.5 x that
+/// emulation's difference, the README's own per-step convention.
 struct TeacherForced {
   LogitDiff diff;
   size_t required_argmax_misses = 0;  ///< among `steps_where_argmax_is_required`

@@ -32,7 +32,9 @@ struct FixtureResult {
   double max_abs = 0, max_abs_tolerance = 0, rms = 0, rms_tolerance = 0;
   size_t argmax_misses = 0;                          ///< among the steps the file requires
   size_t greedy_same = 0, greedy_required = 0, greedy_total = 0;  ///< versus the CPU run
-  uint64_t bytes_per_token = 0;  ///< moved between devices by the last greedy decode step
+  uint64_t bytes_per_token = 0;
+  size_t flip_steps = 0;    ///< documented rounding-flip steps held to their own bound
+  double flip_max_abs = 0;  ///< moved between devices by the last greedy decode step
   std::string detail;
 };
 

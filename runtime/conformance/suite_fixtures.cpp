@@ -84,6 +84,8 @@ FixtureResult check_fixture(const Options& o, const registry::Registry& reg, con
   r.max_abs_tolerance = tf.max_abs_tolerance;
   r.rms_tolerance = tf.rms_tolerance;
   r.argmax_misses = tf.required_argmax_misses;
+  r.flip_steps = tf.diff.flip_steps;
+  r.flip_max_abs = tf.diff.flip_max_abs;
   if (auto st = (*rt)->engine->kv().remove(0); !st) {
     r.detail = st.message();
     return r;
@@ -139,6 +141,9 @@ void run_fixtures(const Options& o, const registry::Registry& reg, Report& repor
       progress << ", max |logit diff| " << r.max_abs << " (tolerance " << r.max_abs_tolerance << "), greedy "
                << r.greedy_same << "/" << r.greedy_total << " as the CPU (" << r.greedy_required << " required), "
                << r.bytes_per_token << " bytes moved per decoded token";
+    if (r.flip_steps > 0)
+      progress << "; " << r.flip_steps << " documented rounding-flip step(s) within 1.5x the file's emulation (max "
+               << r.flip_max_abs << ")";
     progress << "\n" << std::flush;
     report.fixtures.push_back(std::move(r));
   }
