@@ -3,6 +3,7 @@
 // and the elementwise kernels against plain loops on odd, strided shapes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -52,7 +53,7 @@ struct DevTensor {
   }
 };
 
-int64_t elem_bytes(StorageType type) { return type == StorageType::F16 ? 2 : 4; }
+int64_t elem_bytes(StorageType type) { return type == StorageType::F16 || type == StorageType::BF16 ? 2 : 4; }
 
 // Strides with gaps: each dimension's stride is `gap` elements more than a dense one.
 Shape padded(StorageType type, const Shape& ne, int64_t step = 1, int64_t gap = 3) {
@@ -92,8 +93,8 @@ void fill(DevTensor& d, const std::function<float(int64_t, int64_t, int64_t, int
       for (int64_t i1 = 0; i1 < ne[1]; ++i1)
         for (int64_t i0 = 0; i0 < ne[0]; ++i0) {
           const float v = f(i0, i1, i2, i3);
-          if (d.t.type == StorageType::F16) {
-            const uint16_t h = fp32_to_fp16(v);
+          if (d.t.type == StorageType::F16 || d.t.type == StorageType::BF16) {
+            const uint16_t h = d.t.type == StorageType::F16 ? fp32_to_fp16(v) : fp32_to_bf16(v);
             std::memcpy(&img[d.pos(i0, i1, i2, i3)], &h, 2);
           } else {
             std::memcpy(&img[d.pos(i0, i1, i2, i3)], &v, 4);
@@ -109,10 +110,10 @@ std::vector<std::byte> image(const DevTensor& d) {
 }
 
 float value_at(const DevTensor& d, const std::vector<std::byte>& img, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
-  if (d.t.type == StorageType::F16) {
+  if (d.t.type == StorageType::F16 || d.t.type == StorageType::BF16) {
     uint16_t h;
     std::memcpy(&h, &img[d.pos(i0, i1, i2, i3)], 2);
-    return fp16_to_fp32(h);
+    return d.t.type == StorageType::F16 ? fp16_to_fp32(h) : bf16_to_fp32(h);
   }
   float v;
   std::memcpy(&v, &img[d.pos(i0, i1, i2, i3)], 4);
@@ -472,11 +473,11 @@ TEST_CASE("vulkan elementwise: add and mul broadcast b, swiglu", "[vulkan]") {
       1e-5f, 1e-7f);
 }
 
-TEST_CASE("vulkan elementwise: copy reorders and converts f32 and f16", "[vulkan]") {
+TEST_CASE("vulkan elementwise: copy reorders and converts f32, f16 and bf16", "[vulkan]") {
   auto be = vulkan_or_skip();
   if (!be) return;
   auto& dev = be->device(0);
-  const auto f32 = StorageType::F32, f16 = StorageType::F16;
+  const auto f32 = StorageType::F32, f16 = StorageType::F16, bf16 = StorageType::BF16;
   // Row-major element k of the source becomes element k of the destination.
   auto flat = [](const Shape& ne, int64_t k) {
     return std::array<int64_t, 4>{k % ne[0], (k / ne[0]) % ne[1], (k / (ne[0] * ne[1])) % ne[2],
@@ -486,25 +487,160 @@ TEST_CASE("vulkan elementwise: copy reorders and converts f32 and f16", "[vulkan
   struct Case {
     StorageType from, to;
   };
-  for (const auto& c : {Case{f32, f32}, Case{f32, f16}, Case{f16, f32}}) {
+  // The f32 side may have any strides; a converted side is dense (the CPU packs it).
+  auto nb_of = [&](StorageType type, const Shape& ne, bool src) {
+    if (type != f32) return dense(type, ne);
+    return src ? padded(type, ne, 3, 2) : padded(type, ne, 2, 1);
+  };
+  // Thirds, so f16 and bf16 round (some values to ties of bf16 when scaled by 2^k).
+  auto value = [](int64_t i0, int64_t i1, int64_t i2, int64_t i3) { return input(i0, i1, i2, i3) / 3.0f + 1e-3f * i0; };
+  for (const auto& c : {Case{f32, f32}, Case{f32, f16}, Case{f16, f32}, Case{f32, bf16}, Case{bf16, f32}}) {
     INFO(storage_type_name(c.from) << " -> " << storage_type_name(c.to));
-    auto x = make(dev, c.from, kOdd, padded(c.from, kOdd, 3, 2));
-    auto y = make(dev, c.to, out, dense(c.to, out));
-    fill(x, input);
+    auto x = make(dev, c.from, kOdd, nb_of(c.from, kOdd, true));
+    auto y = make(dev, c.to, out, nb_of(c.to, out, false));
+    fill(x, value);
     REQUIRE(run_node(dev, OpKind::copy, {&y, &x}).is_ok());
     expect_close(
         y,
         [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
           const int64_t k = i0 + out[0] * (i1 + out[1] * (i2 + out[2] * i3));
           const auto s = flat(kOdd, k);
-          float v = input(s[0], s[1], s[2], s[3]);
+          float v = value(s[0], s[1], s[2], s[3]);
           if (c.from == f16 || c.to == f16) v = fp16_to_fp32(fp32_to_fp16(v));
+          if (c.from == bf16 || c.to == bf16) v = bf16_to_fp32(fp32_to_bf16(v));
           return v;
         },
         0.0f);
   }
+  // f32 -> bf16 rounds as the SDK does: ties to even, NaN stays NaN.
+  {
+    const Shape line{6, 1, 1, 1};
+    const uint32_t bits[6] = {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0xbf807fffu, 0x7fc00001u, 0x7f800000u};
+    auto x = make(dev, f32, line, dense(f32, line));
+    auto y = make(dev, bf16, line, dense(bf16, line));
+    fill(x, [&](int64_t i, int64_t, int64_t, int64_t) {
+      float f;
+      std::memcpy(&f, &bits[i], 4);
+      return f;
+    });
+    REQUIRE(run_node(dev, OpKind::copy, {&y, &x}).is_ok());
+    const auto img = image(y);
+    for (int64_t i = 0; i < 6; ++i) {
+      float f;
+      std::memcpy(&f, &bits[i], 4);
+      uint16_t got;
+      std::memcpy(&got, &img[y.pos(i, 0, 0, 0)], 2);
+      CHECK(got == fp32_to_bf16(f));
+    }
+  }
   // Types it has no kernel for are refused, so the node runs elsewhere.
-  auto x = make(dev, f16, kOdd, dense(f16, kOdd));
-  auto y = make(dev, f16, kOdd, dense(f16, kOdd));
-  CHECK(run_node(dev, OpKind::copy, {&y, &x}).code() == StatusCode::unsupported);
+  {
+    auto x = make(dev, f16, kOdd, dense(f16, kOdd));
+    auto y = make(dev, f16, kOdd, dense(f16, kOdd));
+    CHECK(run_node(dev, OpKind::copy, {&y, &x}).code() == StatusCode::unsupported);
+  }
+  // A strided converted side: the CPU would ignore its strides, so it is refused.
+  {
+    auto x = make(dev, f16, kOdd, padded(f16, kOdd, 1, 2));
+    auto y = make(dev, f32, kOdd, dense(f32, kOdd));
+    CHECK(run_node(dev, OpKind::copy, {&y, &x}).code() == StatusCode::unsupported);
+  }
+}
+
+namespace {
+
+// A dense tensor of a block type (rows of whole blocks) holding `bytes` (at most its size)
+// after `offset`.
+DevTensor make_packed(Device& dev, StorageType type, const Shape& ne, std::span<const std::byte> bytes, size_t offset = 6) {
+  DevTensor d;
+  d.t.type = type;
+  const auto row = static_cast<int64_t>(storage_row_bytes(type, static_cast<uint64_t>(ne[0])).value());
+  d.t.nb[0] = static_cast<int64_t>(storage_type_info(type).block_bytes);
+  for (int k = 0; k < 4; ++k) d.t.ne[k] = ne[k];
+  d.t.nb[1] = row;
+  d.t.nb[2] = row * ne[1];
+  d.t.nb[3] = row * ne[1] * ne[2];
+  d.t.offset = offset;
+  d.bytes = offset + static_cast<size_t>(row * ne[1] * ne[2] * ne[3]) + 8;
+  auto b = dev.allocate(d.bytes, BufferKind::device_local);
+  REQUIRE(b.has_value());
+  d.buf = std::move(b.value());
+  d.t.buffer = d.buf.get();
+  std::vector<std::byte> img(d.bytes, std::byte{0x5c});
+  REQUIRE(offset + bytes.size() <= d.bytes);
+  std::copy(bytes.begin(), bytes.end(), img.begin() + static_cast<std::ptrdiff_t>(offset));
+  REQUIRE(d.buf->upload(0, img).is_ok());
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("vulkan elementwise: copy to and from Q8_0 and Q4_0 gives the SDK's bytes and values", "[vulkan]") {
+  auto be = vulkan_or_skip();
+  if (!be) return;
+  auto& dev = be->device(0);
+  const auto f32 = StorageType::F32;
+  const Shape xs{64, 3, 2, 1};   // six rows of two blocks each
+  const Shape qs{128, 3, 1, 1};  // the same 384 elements, another shape
+  // Blocks the scale search treats specially: all zero, one nonzero, constant, and ranges
+  // wide and narrow.
+  auto value = [](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    const int64_t k = i0 + 64 * (i1 + 3 * i2), blk = k / 32;
+    if (blk == 0) return 0.0f;
+    if (blk == 1) return k == 37 ? -2.5f : 0.0f;
+    if (blk == 2) return 0.7f;
+    return input(i0, i1, i2, i3) * 0.01f * static_cast<float>(blk * blk) + 1e-4f * static_cast<float>(i0);
+  };
+  // The reference: the f32 source's rows, packed, through the SDK's quantize_row.
+  std::vector<float> rows;
+  for (int64_t i3 = 0; i3 < xs[3]; ++i3)
+    for (int64_t i2 = 0; i2 < xs[2]; ++i2)
+      for (int64_t i1 = 0; i1 < xs[1]; ++i1)
+        for (int64_t i0 = 0; i0 < xs[0]; ++i0) rows.push_back(value(i0, i1, i2, i3));
+  for (auto type : {StorageType::Q8_0, StorageType::Q4_0}) {
+    INFO(storage_type_name(type));
+    const auto row_bytes = storage_row_bytes(type, static_cast<uint64_t>(xs[0])).value();
+    std::vector<std::byte> want(row_bytes * rows.size() / static_cast<size_t>(xs[0]));
+    for (size_t r = 0; r * static_cast<size_t>(xs[0]) < rows.size(); ++r)
+      REQUIRE(quantize_row(type, rows.data() + r * static_cast<size_t>(xs[0]), want.data() + r * row_bytes, xs[0]).is_ok());
+
+    // f32 (strided) -> quantized: the same bytes.
+    {
+      auto x = make(dev, f32, xs, padded(f32, xs, 2, 3));
+      fill(x, value);
+      auto y = make_packed(dev, type, qs, std::vector<std::byte>(want.size(), std::byte{0}));
+      REQUIRE(run_node(dev, OpKind::copy, {&y, &x}).is_ok());
+      const auto img = image(y);
+      const std::vector<std::byte> got(img.begin() + static_cast<std::ptrdiff_t>(y.t.offset),
+                                       img.begin() + static_cast<std::ptrdiff_t>(y.t.offset + want.size()));
+      CHECK(got == want);
+    }
+    // quantized -> f32 (strided): the SDK's dequantized values, exactly.
+    {
+      std::vector<float> deq(rows.size());
+      REQUIRE(dequantize_row(type, want.data(), deq.data(), static_cast<int64_t>(deq.size())).is_ok());
+      auto x = make_packed(dev, type, qs, want);
+      auto y = make(dev, f32, xs, padded(f32, xs, 3, 1));
+      REQUIRE(run_node(dev, OpKind::copy, {&y, &x}).is_ok());
+      expect_close(
+          y, [&](int64_t i0, int64_t i1, int64_t i2, int64_t) { return deq[static_cast<size_t>(i0 + 64 * (i1 + 3 * i2))]; },
+          0.0f);
+    }
+    // Refused: rows of the f32 side that are not whole blocks, a quantized side that is
+    // not dense, and quantized to quantized.
+    {
+      auto x = make(dev, f32, Shape{48, 2, 1, 1}, dense(f32, Shape{48, 2, 1, 1}));
+      auto y = make_packed(dev, type, Shape{32, 3, 1, 1}, {});
+      CHECK(run_node(dev, OpKind::copy, {&y, &x}).code() == StatusCode::unsupported);
+      auto gap = make_packed(dev, type, qs, want);
+      gap.t.nb[2] += 2;
+      gap.t.ne[2] = 2;
+      gap.t.ne[1] = 1;
+      auto x2 = make(dev, f32, Shape{128, 2, 1, 1}, dense(f32, Shape{128, 2, 1, 1}));
+      CHECK(run_node(dev, OpKind::copy, {&gap, &x2}).code() == StatusCode::unsupported);
+      auto other = make_packed(dev, type == StorageType::Q8_0 ? StorageType::Q4_0 : StorageType::Q8_0, qs, {});
+      auto src = make_packed(dev, type, qs, want);
+      CHECK(run_node(dev, OpKind::copy, {&other, &src}).code() == StatusCode::unsupported);
+    }
+  }
 }

@@ -1,6 +1,8 @@
 // Elementwise group: add, mul, scale, silu, gelu, sigmoid, softplus, swiglu and copy
-// (f32 -> f32 of any layout, f32 -> f16, f16 -> f32). Every tensor may have any strides
-// (whole elements, 31-bit); shaders/elementwise.glsl walks the elements.
+// (f32 -> f32 of any layout; f32 to and from f16, bf16, Q8_0 and Q4_0). Every f32 tensor
+// may have any strides (whole elements, 31-bit); shaders/elementwise.glsl walks the
+// elements. The other side of a converting copy must be dense: the CPU reads and writes
+// it as packed rows whatever its strides say.
 #include <algorithm>
 
 #include "kernel.hpp"
@@ -95,22 +97,68 @@ Launch swiglu_plan(const GraphNode& n, std::span<const GraphTensor> t, const Fea
 }
 
 std::string_view copy_shader(StorageType from, StorageType to) {
-  if (from == StorageType::F32 && to == StorageType::F32) return "copy_f32_f32";
-  if (from == StorageType::F32 && to == StorageType::F16) return "copy_f32_f16";
-  if (from == StorageType::F16 && to == StorageType::F32) return "copy_f16_f32";
+  using enum StorageType;
+  if (from == F32) switch (to) {
+      case F32: return "copy_f32_f32";
+      case F16: return "copy_f32_f16";
+      case BF16: return "copy_f32_bf16";
+      case Q8_0: return "copy_f32_q8_0";
+      case Q4_0: return "copy_f32_q4_0";
+      default: return {};
+    }
+  if (to == F32) switch (from) {
+      case F16: return "copy_f16_f32";
+      case BF16: return "copy_bf16_f32";
+      case Q8_0: return "copy_q8_0_f32";
+      case Q4_0: return "copy_q4_0_f32";
+      default: return {};
+    }
   return {};
+}
+
+bool block_type(StorageType t) { return t == StorageType::Q8_0 || t == StorageType::Q4_0; }
+
+// The converted (non-f32) side of a copy: dense, as the CPU packs it, at an address its
+// shaders can read in 16-bit pieces (or as whole elements).
+bool usable_packed(const GraphTensor& t) {
+  if (!is_contiguous(t) || !strides_fit(t) || t.elements() <= 0 || t.elements() > INT32_MAX) return false;
+  return t.offset % (t.type == StorageType::F32 ? 4 : 2) == 0;
 }
 
 Support copy_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
   if (!has_sources(n, 1)) return Support::no;
   const auto& x = src_of(n, t, 0);
   const auto& y = dst_of(n, t);
-  if (copy_shader(x.type, y.type).empty()) return Support::no;
-  return usable(x, x.type) && usable(y, y.type) && x.elements() == y.elements() ? Support::yes : Support::no;
+  if (copy_shader(x.type, y.type).empty() || x.elements() != y.elements()) return Support::no;
+  if (x.type == StorageType::F32 && y.type == StorageType::F32)
+    return usable(x, x.type) && usable(y, y.type) ? Support::yes : Support::no;
+  const auto& f = x.type == StorageType::F32 ? x : y;  // the side of any layout
+  const auto& p = x.type == StorageType::F32 ? y : x;  // the packed side
+  if (!usable(f, StorageType::F32) || !usable_packed(p)) return Support::no;
+  // Blocks run along the f32 side's rows (the CPU converts row by row).
+  if (block_type(p.type) && f.ne[0] % 32 != 0) return Support::no;
+  return Support::yes;
 }
 
 Launch copy_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
-  return over_elements(copy_shader(src_of(n, t, 0).type, dst_of(n, t).type), dst_of(n, t));
+  const auto& x = src_of(n, t, 0);
+  const auto& y = dst_of(n, t);
+  const auto shader = copy_shader(x.type, y.type);
+  if (block_type(y.type)) {
+    // quantize_block: one 64-thread workgroup per block, looping beyond kMaxGroups.
+    Launch l;
+    l.shader = shader;
+    l.groups[0] = static_cast<uint32_t>(std::clamp<uint64_t>(static_cast<uint64_t>(x.elements()) / 32, 1, kMaxGroups));
+    return l;
+  }
+  if (block_type(x.type)) {
+    // One invocation per 32-element block.
+    GraphTensor units = y;
+    units.ne[0] = y.elements() / 32;
+    units.ne[1] = units.ne[2] = units.ne[3] = 1;
+    return over_elements(shader, units);
+  }
+  return over_elements(shader, y);
 }
 
 constexpr KernelDef kDefs[] = {
