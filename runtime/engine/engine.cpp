@@ -86,6 +86,18 @@ Result<bool> Engine::caches_to_move(std::vector<int>& layer_device) {
   return moved;
 }
 
+void Engine::bind_cache(model::StepInputs& in) const {
+  in.table_blocks = kv_->table_blocks();
+  in.table_rows = kv_->config().n_seq_max;
+  in.block_size = kv_->config().block_size;
+  in.k_cache = kv_->k();
+  in.v_cache = kv_->v();
+  in.conv_state = kv_->conv();
+  in.delta_state = kv_->delta();
+  in.kv_device = kv_->kv_devices();
+  in.state_device = kv_->state_devices();
+}
+
 void Engine::build_probe() {
   // A one-token step of a sequence that is not there: only shapes matter for placement.
   // The graph's inputs point here; the probe graph is only placed, never run.
@@ -96,15 +108,7 @@ void Engine::build_probe() {
   in.n_tokens = in.n_outputs = 1;
   in.tokens = in.positions = in.kv_slots = in.seq_rows = in.state_slots = in.out_rows = zero;
   in.block_tables = table;
-  in.table_blocks = kv_->table_blocks();
-  in.table_rows = kv_->config().n_seq_max;
-  in.block_size = kv_->config().block_size;
-  in.k_cache = kv_->k();
-  in.v_cache = kv_->v();
-  in.conv_state = kv_->conv();
-  in.delta_state = kv_->delta();
-  in.kv_device = kv_->kv_devices();
-  in.state_device = kv_->state_devices();
+  bind_cache(in);
   graph_.clear();
   model_.architecture().build(graph_, in);
 }
@@ -173,15 +177,7 @@ Status Engine::ubatch(std::span<const BatchToken> batch, float* logits) {
   in.state_slots = slots_.data();
   in.out_rows = outs_.data();
   in.block_tables = kv_->tables();
-  in.table_blocks = kv_->table_blocks();
-  in.table_rows = kv_->config().n_seq_max;
-  in.block_size = kv_->config().block_size;
-  in.k_cache = kv_->k();
-  in.v_cache = kv_->v();
-  in.conv_state = kv_->conv();
-  in.delta_state = kv_->delta();
-  in.kv_device = kv_->kv_devices();
-  in.state_device = kv_->state_devices();
+  bind_cache(in);
   in.tap_routing = cfg_.routing_stats;
   if (outs_.empty()) {
     // The graph still needs one output row; its logits are dropped.

@@ -57,6 +57,7 @@ class Engine {
   Status check_placement();
   Result<bool> caches_to_move(std::vector<int>& layer_device);
   void build_probe();
+  void bind_cache(model::StepInputs& in) const;
 
   const model::Model& model_;
   EngineConfig cfg_;

@@ -85,5 +85,8 @@ inline const GraphTensor& src_of(const GraphNode& n, std::span<const GraphTensor
 bool is_contiguous(const GraphTensor& t);
 /// Every stride the record holds fits 31 bits (the record stores them as int32).
 bool strides_fit(const GraphTensor& t);
+/// A launch of `groups` workgroups folded over x and y, so neither exceeds 65535 (Vulkan's
+/// guaranteed minimum per dimension); shaders rebuild the index from gl_WorkGroupID.xy.
+Launch spread_groups(std::string_view shader, int64_t groups);
 
 }  // namespace sy::vulkan

@@ -11,7 +11,6 @@
 namespace sy::vulkan {
 namespace {
 
-constexpr int64_t kMaxGroupsPerDim = 65535;  // Vulkan's guaranteed minimum per dimension
 
 bool sizes_fit(const GraphTensor& t) {
   return t.elements() > 0 && t.elements() <= std::numeric_limits<int32_t>::max();
@@ -25,14 +24,8 @@ bool f32_layout(const GraphTensor& t) {
 
 bool same_shape(const GraphTensor& a, const GraphTensor& b) { return std::equal(std::begin(a.ne), std::end(a.ne), b.ne); }
 
-// One workgroup per row, the row count split over x and y so neither exceeds the limit.
-Launch per_row(std::string_view shader, int64_t rows) {
-  Launch l;
-  l.shader = shader;
-  l.groups[0] = static_cast<uint32_t>(std::min(rows, kMaxGroupsPerDim));
-  l.groups[1] = static_cast<uint32_t>((rows + l.groups[0] - 1) / l.groups[0]);
-  return l;
-}
+// One workgroup per row.
+Launch per_row(std::string_view shader, int64_t rows) { return spread_groups(shader, rows); }
 
 Support row_op(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
   // Only x: a second source (a mask, say) is something these shaders do not apply.

@@ -12,7 +12,6 @@
 namespace sy::vulkan {
 namespace {
 
-constexpr int64_t kMaxGroupsPerDim = 65535;  // Vulkan's guaranteed minimum per dimension
 constexpr int64_t kWorkgroup = 64;           // rope.comp's local size
 
 bool f32_layout(const GraphTensor& t) {
@@ -52,10 +51,7 @@ Launch plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&)
   const int64_t n_dims = n.i[1];
   const int64_t units = n_dims / 2 + (y.ne[0] - n_dims);  // pairs, then copied dimensions
   const int64_t groups = (units * y.rows() + kWorkgroup - 1) / kWorkgroup;
-  Launch l;
-  l.shader = "rope";
-  l.groups[0] = static_cast<uint32_t>(std::min(groups, kMaxGroupsPerDim));
-  l.groups[1] = static_cast<uint32_t>((groups + l.groups[0] - 1) / l.groups[0]);
+  Launch l = spread_groups("rope", groups);
   // log2 of the base in double here, so the shader's exp2 is the only rounding it adds.
   l.u[0] = std::bit_cast<uint32_t>(static_cast<float>(std::log2(static_cast<double>(n.f[0]))));
   l.u[1] = static_cast<uint32_t>(units);

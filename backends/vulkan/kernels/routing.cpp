@@ -12,7 +12,6 @@
 namespace sy::vulkan {
 namespace {
 
-constexpr int64_t kMaxGroupsPerDim = 65535;  // Vulkan's guaranteed minimum per dimension
 constexpr int64_t kMaxSortRow = 1024;        // sort.comp's MAX_N (shared memory it sorts in)
 constexpr int64_t kWorkgroup = 64;           // local size of the one-invocation-per-item shaders
 
@@ -34,13 +33,7 @@ bool sources(const GraphNode& n, int count) {
   return true;
 }
 
-Launch spread(std::string_view shader, int64_t groups) {
-  Launch l;
-  l.shader = shader;
-  l.groups[0] = static_cast<uint32_t>(std::min(groups, kMaxGroupsPerDim));
-  l.groups[1] = static_cast<uint32_t>((groups + l.groups[0] - 1) / l.groups[0]);
-  return l;
-}
+Launch spread(std::string_view shader, int64_t groups) { return spread_groups(shader, groups); }
 
 Launch per_item(std::string_view shader, int64_t items) { return spread(shader, (items + kWorkgroup - 1) / kWorkgroup); }
 

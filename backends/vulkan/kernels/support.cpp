@@ -1,4 +1,5 @@
 // Layout checks shared by the kernels' supports().
+#include <algorithm>
 #include <limits>
 
 #include "kernel.hpp"
@@ -18,6 +19,15 @@ bool is_contiguous(const GraphTensor& t) {
     expect *= t.ne[d];
   }
   return true;
+}
+
+Launch spread_groups(std::string_view shader, int64_t groups) {
+  constexpr int64_t kMaxGroupsPerDim = 65535;
+  Launch l;
+  l.shader = shader;
+  l.groups[0] = static_cast<uint32_t>(std::min(groups, kMaxGroupsPerDim));
+  l.groups[1] = static_cast<uint32_t>((groups + l.groups[0] - 1) / l.groups[0]);
+  return l;
 }
 
 bool strides_fit(const GraphTensor& t) {
