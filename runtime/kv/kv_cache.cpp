@@ -63,7 +63,8 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const model::HParams& hp, std::
     auto b = zeroed(*devices[static_cast<size_t>(dev)], n);
     if (!b)
       return Status(b.status().code(), "allocating the KV cache on " + devices[static_cast<size_t>(dev)]->info().name +
-                                           ": " + b.status().message());
+                                           ": " + b.status().message() +
+                                           "; lower context.length, use kv_type q8_0, or place fewer layers there");
     bytes[static_cast<size_t>(dev)] += n;
     t.buffer = b->get();
     t.data = (*b)->host_data();

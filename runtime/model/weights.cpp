@@ -174,7 +174,9 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
       auto buf = devices[dv]->allocate(static_cast<size_t>(size), BufferKind::device_local);
       if (!buf)
         return Status(buf.status().code(), "placing " + std::to_string(size >> 20) + " MiB of weights on " +
-                                               devices[dv]->info().name + ": " + buf.status().message());
+                                               devices[dv]->info().name + ": " + buf.status().message() +
+                                               "; lower placement.gpu_layers or raise cpu_moe (`switchyard plan -P "
+                                               "PIPELINE` shows what fits)");
       chunks[dv].push_back(buf->get());
       w.buffers_.push_back(std::move(*buf));
       w.buffer_device_.push_back(static_cast<int>(dv));
