@@ -13,8 +13,10 @@
 // misses this by orders of magnitude, so the reference tells the two apart.
 //
 // The subgroup path differs from the portable one only in the one-column (decode) matmul
-// shaders, so the default device runs the one-column shapes; every other launch is the
-// same SPIR-V on both paths and runs once, on the portable device. get_rows
+// shaders, so the default device runs the one-column shapes (for the quantized types
+// those are the integer dot product's, with the subgroup reduction, where the device has
+// both); the other launches run on the portable device, and the integer dot product's
+// multi-column and matmul_id launches are compared with them bit for bit. get_rows
 // within 2^-20 of the row's largest value (the decoded weights are the reference's up to a
 // fused multiply-add the driver may form).
 //
@@ -235,23 +237,26 @@ constexpr MatmulShape kShapes[] = {
     {"m=9, three blocks, permuted X", false, 3, 100, 3, 3, false, true},
 };
 
-void matmul_case(Device& dev, StorageType type, const MatmulShape& s, std::mt19937& g) {
+int64_t shape_k(StorageType type, const MatmulShape& s) {
   const auto& info = storage_type_info(type);
-  const int64_t k = s.blocks ? k_of(type, s.blocks, s.plain_k)
-                             : (info.quantized ? ((2240 + info.block_size - 1) / info.block_size) * info.block_size
-                                               : s.plain_k);
-  const int64_t rows = 67, m = s.m1 * s.m2;
-  const size_t wrow = packed_row_bytes(type, k);
-  const auto wbytes = random_rows(type, k, rows, wrow, g);
-  const auto w = decode(type, wbytes, k, rows, wrow);
+  return s.blocks ? k_of(type, s.blocks, s.plain_k)
+                  : (info.quantized ? ((2240 + info.block_size - 1) / info.block_size) * info.block_size : s.plain_k);
+}
+constexpr int64_t kRows = 67;
+int64_t x_row(const MatmulShape& s, int64_t k) { return s.padded ? k + 3 : k; }
+int64_t y_row(const MatmulShape& s) { return s.padded ? kRows + 2 : kRows; }
 
+/// Runs shape s's matmul of weights wbytes (kRows rows of k) with x (columns x_row(s, k)
+/// apart, in the shape's order) on dev; the output with its padding (y_row(s) a column).
+std::vector<float> run_matmul(Device& dev, StorageType type, const MatmulShape& s, int64_t k,
+                              const std::vector<std::byte>& wbytes, const std::vector<float>& x) {
+  const auto& info = storage_type_info(type);
+  const int64_t rows = kRows, m = s.m1 * s.m2;
+  const size_t wrow = packed_row_bytes(type, k);
   // X: row (i1, i2) at xrow * (permuted ? i1 * m2 + i2 : i1 + i2 * m1).
-  const int64_t xrow = s.padded ? k + 3 : k;
-  std::vector<float> x(static_cast<size_t>(xrow * m));
-  std::uniform_real_distribution<float> val(-1.f, 1.f);
-  for (auto& v : x) v = val(g);
+  const int64_t xrow = x_row(s, k);
   const int64_t nb1 = s.permuted ? xrow * 4 * s.m2 : xrow * 4, nb2 = s.permuted ? xrow * 4 : xrow * 4 * s.m1;
-  const int64_t yrow = s.padded ? rows + 2 : rows;
+  const int64_t yrow = y_row(s);
 
   Graph gr{dev, {}, {}};
   const int32_t wi = gr.add(type, {k, rows, 1, 1},
@@ -268,7 +273,19 @@ void matmul_case(Device& dev, StorageType type, const MatmulShape& s, std::mt199
   n.dst = yi;
   REQUIRE(dev.supports(n, gr.tensors) == Support::yes);
   REQUIRE(gr.run(n).is_ok());
-  const auto y = gr.read(yi);
+  return gr.read(yi);
+}
+
+void matmul_case(Device& dev, StorageType type, const MatmulShape& s, std::mt19937& g) {
+  const int64_t k = shape_k(type, s), rows = kRows, m = s.m1 * s.m2;
+  const size_t wrow = packed_row_bytes(type, k);
+  const auto wbytes = random_rows(type, k, rows, wrow, g);
+  const auto w = decode(type, wbytes, k, rows, wrow);
+  const int64_t xrow = x_row(s, k), yrow = y_row(s);
+  std::vector<float> x(static_cast<size_t>(xrow * m));
+  std::uniform_real_distribution<float> val(-1.f, 1.f);
+  for (auto& v : x) v = val(g);
+  const auto y = run_matmul(dev, type, s, k, wbytes, x);
 
   Check check;
   CpuDot cpu(type);
@@ -292,19 +309,22 @@ void matmul_case(Device& dev, StorageType type, const MatmulShape& s, std::mt199
   CHECK(untouched == 0);  // the padding between output rows is never written
 }
 
-void matmul_id_case(Device& dev, StorageType type, bool x_shared, std::mt19937& g) {
+// matmul_id's shape: W [k, 19, 4 experts], 3 slots, 3 tokens. Token 0 picks expert 2
+// twice; token 1 names an expert that does not exist (slot 1), whose row must come out
+// zero. Nine pairs: a second group of eight.
+constexpr int64_t kIdRows = 19, kExperts = 4, kUsed = 3, kTokens = 3;
+const std::vector<int32_t> kIds = {2, 0, 2, 3, 9, 1, 1, 1, 0};
+int64_t id_k(StorageType type) { return k_of(type, 2, 70); }
+
+/// Runs matmul_id of weights wbytes (kIdRows * kExperts rows of id_k) with x (one column
+/// per token, or per (slot, token) unless x_shared) on dev.
+std::vector<float> run_matmul_id(Device& dev, StorageType type, bool x_shared, const std::vector<std::byte>& wbytes,
+                                 const std::vector<float>& x) {
   const auto& info = storage_type_info(type);
-  const int64_t k = k_of(type, 2, 70), rows = 19, experts = 4, used = 3, tokens = 3;
+  const int64_t k = id_k(type), rows = kIdRows, experts = kExperts, used = kUsed, tokens = kTokens;
   const size_t wrow = packed_row_bytes(type, k);
-  const auto wbytes = random_rows(type, k, rows * experts, wrow, g);
-  const auto w = decode(type, wbytes, k, rows * experts, wrow);
   const int64_t xs = x_shared ? 1 : used;
-  std::vector<float> x(static_cast<size_t>(k * xs * tokens));
-  std::uniform_real_distribution<float> val(-1.f, 1.f);
-  for (auto& v : x) v = val(g);
-  // Token 0 picks expert 2 twice; token 1 names an expert that does not exist (slot 1),
-  // whose row must come out zero. Nine pairs: a second group of eight.
-  const std::vector<int32_t> ids = {2, 0, 2, 3, 9, 1, 1, 1, 0};
+  const auto& ids = kIds;
   std::vector<std::byte> idb(ids.size() * 4);
   std::memcpy(idb.data(), ids.data(), idb.size());
 
@@ -325,7 +345,20 @@ void matmul_id_case(Device& dev, StorageType type, bool x_shared, std::mt19937& 
   n.dst = yi;
   REQUIRE(dev.supports(n, gr.tensors) == Support::yes);
   REQUIRE(gr.run(n).is_ok());
-  const auto y = gr.read(yi);
+  return gr.read(yi);
+}
+
+void matmul_id_case(Device& dev, StorageType type, bool x_shared, std::mt19937& g) {
+  const int64_t k = id_k(type), rows = kIdRows, experts = kExperts, used = kUsed, tokens = kTokens;
+  const size_t wrow = packed_row_bytes(type, k);
+  const auto wbytes = random_rows(type, k, rows * experts, wrow, g);
+  const auto w = decode(type, wbytes, k, rows * experts, wrow);
+  const int64_t xs = x_shared ? 1 : used;
+  std::vector<float> x(static_cast<size_t>(k * xs * tokens));
+  std::uniform_real_distribution<float> val(-1.f, 1.f);
+  for (auto& v : x) v = val(g);
+  const auto y = run_matmul_id(dev, type, x_shared, wbytes, x);
+  const auto& ids = kIds;
 
   Check check;
   CpuDot cpu(type);
@@ -422,6 +455,109 @@ TEST_CASE("vulkan matmul group: every weight type on the portable and the subgro
       matmul_id_case(dev, type, false, g);
       matmul_id_case(dev, type, true, g);
       get_rows_case(dev, type, g);
+    }
+  }
+}
+
+namespace {
+
+// Inputs on which every order of the f32 sums gives the same result, so that paths with
+// different reductions (and the CPU) must agree bit for bit: weights are random bytes with
+// every f16 scale field +-2^-10, activations are multiples of 2^-7 of at most 2 in
+// magnitude with a +-127 * 2^-7 at the start of every 32-element block, so the q8
+// activation scales are 2^-7 (Q8_K's -+2^-7), every level is exact, and every product and
+// partial sum is a multiple of 2^-17 far below 2^24 of them.
+std::vector<std::byte> dyadic_rows(StorageType t, int64_t k, int64_t rows, size_t row_bytes, std::mt19937& g) {
+  auto out = random_rows(t, k, rows, row_bytes, g);
+  const auto& info = storage_type_info(t);
+  std::uniform_int_distribution<int> sign(0, 1);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < k / info.block_size; ++b)
+      for (int off : f16_fields(t)) {
+        const uint16_t h = fp32_to_fp16(sign(g) ? 0x1p-10f : -0x1p-10f);
+        std::memcpy(out.data() + static_cast<size_t>(r) * row_bytes + b * info.block_bytes + off, &h, 2);
+      }
+  return out;
+}
+/// `cols` columns of k activations, `stride` floats apart.
+std::vector<float> dyadic_x(int64_t cols, int64_t stride, int64_t k, std::mt19937& g) {
+  std::vector<float> x(static_cast<size_t>(cols * stride), 0.f);
+  std::uniform_int_distribution<int> level(-256, 256), sign(0, 1);
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t i = 0; i < k; ++i)
+      x[static_cast<size_t>(c * stride + i)] =
+          i % 32 == 0 ? (sign(g) ? 127.f : -127.f) / 128.f : static_cast<float>(level(g)) / 128.f / 128.f * 2.f;
+  return x;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+
+}  // namespace
+
+// The integer dot product path (packed 4 x 8-bit dots of the weight levels with the q8
+// activations) forms the same integer sums as the portable path and the same float
+// products, so outputs match exactly: multi-column matmul and matmul_id reduce the same
+// way on both paths and must match on any inputs; one-column matmul reduces with
+// subgroupAdd where the device has it, so there the inputs are exact under any order
+// (dyadic_rows, dyadic_x) and also equal the CPU's scalar dot exactly.
+TEST_CASE("vulkan matmul group: the integer dot product path gives the portable path's outputs exactly",
+          "[vulkan][vulkan-matmul]") {
+  auto portable = open_vulkan(true);
+  if (!portable) return;
+  auto fast = open_vulkan(false);
+  REQUIRE(fast);
+  Device &pd = portable->device(0), &fd = fast->device(0);
+  CHECK_FALSE(has_feature(pd, "path matmul: integer dot product"));
+  CHECK_FALSE(has_feature(pd, "path matmul_id: integer dot product"));
+  const bool idot = has_feature(fd, "integer dot product");
+  CHECK(has_feature(fd, "path matmul: integer dot product") == idot);
+  CHECK(has_feature(fd, "path matmul_id: integer dot product") == idot);
+  if (!idot) {
+    WARN(fd.info().description + " has no integer dot product: its path is not tested");
+    return;
+  }
+  std::mt19937 g(4321);
+  for (StorageType type : kTypes) {
+    if (!storage_type_info(type).quantized) continue;
+    INFO(storage_type_name(type));
+    for (const auto& s : kShapes) {
+      INFO("matmul " << s.name);
+      const int64_t k = shape_k(type, s), m = s.m1 * s.m2, xrow = x_row(s, k), yrow = y_row(s);
+      const size_t wrow = packed_row_bytes(type, k);
+      // Random inputs: exact where the reductions are the same.
+      if (!s.one_column) {
+        const auto wbytes = random_rows(type, k, kRows, wrow, g);
+        std::vector<float> x(static_cast<size_t>(xrow * m));
+        std::uniform_real_distribution<float> val(-1.f, 1.f);
+        for (auto& v : x) v = val(g);
+        CHECK(same_bits(run_matmul(pd, type, s, k, wbytes, x), run_matmul(fd, type, s, k, wbytes, x)));
+      }
+      // Inputs exact under any order: every shape, and the CPU's result.
+      const auto wbytes = dyadic_rows(type, k, kRows, wrow, g);
+      const auto x = dyadic_x(m, xrow, k, g);
+      const auto yp = run_matmul(pd, type, s, k, wbytes, x), yf = run_matmul(fd, type, s, k, wbytes, x);
+      CHECK(same_bits(yp, yf));
+      CpuDot cpu(type);
+      int differ = 0;
+      for (int64_t i2 = 0; i2 < s.m2; ++i2)
+        for (int64_t i1 = 0; i1 < s.m1; ++i1) {
+          cpu.column(x.data() + (s.permuted ? i1 * s.m2 + i2 : i1 + i2 * s.m1) * xrow, k);
+          const int64_t c = i1 + i2 * s.m1;
+          for (int64_t r = 0; r < kRows; ++r)
+            differ += yf[static_cast<size_t>(c * yrow + r)] == cpu.dot(wbytes.data() + static_cast<size_t>(r) * wrow, k) ? 0 : 1;
+        }
+      CHECK(differ == 0);
+    }
+    for (bool x_shared : {false, true}) {
+      INFO("matmul_id" << (x_shared ? ", one input per token" : ", one input per slot"));
+      const int64_t k = id_k(type);
+      const auto wbytes = random_rows(type, k, kIdRows * kExperts, packed_row_bytes(type, k), g);
+      std::vector<float> x(static_cast<size_t>(k * (x_shared ? 1 : kUsed) * kTokens));
+      std::uniform_real_distribution<float> val(-1.f, 1.f);
+      for (auto& v : x) v = val(g);
+      CHECK(same_bits(run_matmul_id(pd, type, x_shared, wbytes, x), run_matmul_id(fd, type, x_shared, wbytes, x)));
     }
   }
 }

@@ -5,10 +5,14 @@
 // for BF16; a prep shader, act_quant.comp, into the node's scratch) and dots the same
 // integers, so Vulkan and the CPU differ only in the order of their float sums.
 //
-// matmul has a subgroup def first (asked only where the device has subgroup arithmetic and
-// no SWITCHYARD_VULKAN_PATH=portable) and the portable def after it. Only one-column
-// matmuls (decode) reduce a whole workgroup per output and gain from it: multi-column
-// launches and matmul_id reduce eight threads per output in shared memory on either path.
+// matmul and matmul_id have an integer dot product def first (quantized weights, asked only
+// where the device has VK_KHR_shader_integer_dot_product and no
+// SWITCHYARD_VULKAN_PATH=portable): the same integer sums from packed 4 x 8-bit dots, so
+// the same outputs. matmul then has a subgroup def (subgroup arithmetic) and the portable
+// def. Only one-column matmuls (decode) reduce a whole workgroup per output and gain from
+// subgroups: the integer dot def reduces them with subgroupAdd too where it can (c1_dot_sg);
+// multi-column launches and matmul_id reduce eight threads per output in shared memory on
+// every path.
 #include <algorithm>
 #include <cstdint>
 
@@ -25,18 +29,26 @@ struct TypeShaders {
   StorageType type;
   Act act;
   std::string_view get_rows, c1, c1_sg, c8, id;
+  std::string_view c1_dot = {}, c1_dot_sg = {}, c8_dot = {}, id_dot = {};  ///< empty: no integer dot variants
 };
 
 #define SY_MM_TYPE(T, a, n) \
   TypeShaders { StorageType::T, Act::a, "get_rows_" n, "matmul_" n "_c1", "matmul_" n "_c1_sg", "matmul_" n "_c8", "matmul_id_" n }
+// The quantized types, whose activations are q8 levels.
+#define SY_MM_QTYPE(T, a, n)                                                                                          \
+  TypeShaders {                                                                                                        \
+    StorageType::T, Act::a, "get_rows_" n, "matmul_" n "_c1", "matmul_" n "_c1_sg", "matmul_" n "_c8", "matmul_id_" n, \
+        "matmul_" n "_c1_dot", "matmul_" n "_c1_dot_sg", "matmul_" n "_c8_dot", "matmul_id_" n "_dot"                  \
+  }
 constexpr TypeShaders kTypes[] = {
     SY_MM_TYPE(F32, none, "f32"),     SY_MM_TYPE(F16, none, "f16"),     SY_MM_TYPE(BF16, bf16, "bf16"),
-    SY_MM_TYPE(Q4_0, q8_0, "q4_0"),   SY_MM_TYPE(Q4_1, q8_0, "q4_1"),   SY_MM_TYPE(Q5_0, q8_0, "q5_0"),
-    SY_MM_TYPE(Q5_1, q8_0, "q5_1"),   SY_MM_TYPE(Q8_0, q8_0, "q8_0"),   SY_MM_TYPE(IQ4_NL, q8_0, "iq4_nl"),
-    SY_MM_TYPE(Q2_K, q8_k, "q2_k"),   SY_MM_TYPE(Q3_K, q8_k, "q3_k"),   SY_MM_TYPE(Q4_K, q8_k, "q4_k"),
-    SY_MM_TYPE(Q5_K, q8_k, "q5_k"),   SY_MM_TYPE(Q6_K, q8_k, "q6_k"),   SY_MM_TYPE(IQ4_XS, q8_k, "iq4_xs"),
+    SY_MM_QTYPE(Q4_0, q8_0, "q4_0"),  SY_MM_QTYPE(Q4_1, q8_0, "q4_1"),  SY_MM_QTYPE(Q5_0, q8_0, "q5_0"),
+    SY_MM_QTYPE(Q5_1, q8_0, "q5_1"),  SY_MM_QTYPE(Q8_0, q8_0, "q8_0"),  SY_MM_QTYPE(IQ4_NL, q8_0, "iq4_nl"),
+    SY_MM_QTYPE(Q2_K, q8_k, "q2_k"),  SY_MM_QTYPE(Q3_K, q8_k, "q3_k"),  SY_MM_QTYPE(Q4_K, q8_k, "q4_k"),
+    SY_MM_QTYPE(Q5_K, q8_k, "q5_k"),  SY_MM_QTYPE(Q6_K, q8_k, "q6_k"),  SY_MM_QTYPE(IQ4_XS, q8_k, "iq4_xs"),
 };
 #undef SY_MM_TYPE
+#undef SY_MM_QTYPE
 
 const TypeShaders* shaders_for(StorageType t) {
   for (const auto& s : kTypes)
@@ -82,6 +94,10 @@ void fold_rows(Launch& l, int64_t rows) {
 uint32_t capped(int64_t n) { return static_cast<uint32_t>(std::clamp<int64_t>(n, 1, kMaxGroups)); }
 
 bool fast(const Features& f) { return f.subgroup_arithmetic && !f.portable_only; }
+bool int_dot(const Features& f, StorageType w) {
+  const auto* s = shaders_for(w);
+  return f.integer_dot_product && !f.portable_only && s && !s->c1_dot.empty();
+}
 
 /// Rows longer than this are refused, so every per-column size the shaders form in 32 bits
 /// (act_col_bytes: at most 4k) fits.
@@ -118,12 +134,18 @@ Support matmul_supports_sg(const GraphNode& n, std::span<const GraphTensor> t, c
   return fast(f) ? matmul_supports(n, t, f) : Support::no;
 }
 
+Support matmul_supports_dot(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
+  if (n.src[0] < 0 || !int_dot(f, src_of(n, t, 0).type)) return Support::no;
+  return matmul_supports(n, t, f);
+}
+
 Launch matmul_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
   const auto& w = src_of(n, t, 0);
   const auto* s = shaders_for(w.type);
   const int64_t m = src_of(n, t, 1).rows();
   Launch l;
-  l.shader = m > 1 ? s->c8 : fast(f) ? s->c1_sg : s->c1;
+  if (int_dot(f, w.type)) l.shader = m > 1 ? s->c8_dot : fast(f) ? s->c1_dot_sg : s->c1_dot;
+  else l.shader = m > 1 ? s->c8 : fast(f) ? s->c1_sg : s->c1;
   fold_rows(l, w.ne[1]);
   l.groups[1] = capped(m > 1 ? (m + 7) / 8 : 1);  // eight columns a workgroup; more loop in the shader
   add_prep(l, w.type, w.ne[0], m);
@@ -145,10 +167,14 @@ Support matmul_id_supports(const GraphNode& n, std::span<const GraphTensor> t, c
   if (y.ne[0] != w.ne[1] || y.ne[1] != used || y.ne[2] != tokens || y.ne[3] != 1) return Support::no;
   return Support::yes;
 }
-Launch matmul_id_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+Support matmul_id_supports_dot(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
+  if (n.src[0] < 0 || !int_dot(f, src_of(n, t, 0).type)) return Support::no;
+  return matmul_id_supports(n, t, f);
+}
+Launch matmul_id_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
   const auto& w = src_of(n, t, 0);
   Launch l;
-  l.shader = shaders_for(w.type)->id;
+  l.shader = int_dot(f, w.type) ? shaders_for(w.type)->id_dot : shaders_for(w.type)->id;
   fold_rows(l, w.ne[1]);
   l.groups[1] = capped((src_of(n, t, 2).elements() + 7) / 8);  // eight (slot, token) pairs a workgroup
   const auto& x = src_of(n, t, 1);
@@ -175,8 +201,10 @@ Launch get_rows_plan(const GraphNode& n, std::span<const GraphTensor> t, const F
 }
 
 constexpr KernelDef kDefs[] = {
+    {OpKind::matmul, matmul_supports_dot, matmul_plan, "matmul: integer dot product"},
     {OpKind::matmul, matmul_supports_sg, matmul_plan, "matmul: subgroup"},
     {OpKind::matmul, matmul_supports, matmul_plan},
+    {OpKind::matmul_id, matmul_id_supports_dot, matmul_id_plan, "matmul_id: integer dot product"},
     {OpKind::matmul_id, matmul_id_supports, matmul_id_plan},
     {OpKind::get_rows, get_rows_supports, get_rows_plan},
 };

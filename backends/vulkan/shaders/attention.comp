@@ -8,16 +8,10 @@
 // act_q8_0, bit for bit) against Q8_0/Q4_0 keys, whose blocks then dot in integers.
 // -DINT_DOT=1: those integer dots use VK_KHR_shader_integer_dot_product.
 #if defined(INT_DOT)
-#extension GL_EXT_spirv_intrinsics : require
+#include "int_dot.glsl"
 #endif
 #include "common.glsl"
 #include "set_rows_exact.glsl"
-
-#if defined(INT_DOT)
-// OpSDot with packed 4 x int8 operands (format 0: PackedVectorFormat4x8Bit).
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
-int sdot4(int a, int b, spirv_literal int fmt);
-#endif
 
 #define WG 64
 #define TILE WG

@@ -15,9 +15,14 @@
 // expert, so pairs with different experts share a workgroup at no cost.
 //
 // -DSUBGROUP=1 (LANES = 1 only) reduces with subgroupAdd and one shared slot per subgroup;
-// otherwise a shared-memory tree (the portable path).
+// otherwise a shared-memory tree (the portable path). -DINT_DOT=1 (quantized types) forms
+// the per-block integer sums with packed dot products (qdot.glsl): the same integers, so
+// the same output as without it under the same reduction.
 #if SUBGROUP
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#if INT_DOT
+#include "int_dot.glsl"
 #endif
 #include "common.glsl"
 #include "dequant.glsl"
