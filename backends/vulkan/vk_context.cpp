@@ -32,9 +32,11 @@ bool has_extension(const std::vector<VkExtensionProperties>& exts, const char* n
   return false;
 }
 
-bool portable_only_from_env() {
+// SWITCHYARD_VULKAN_PATH narrows the kernel paths so tests reach each one on one device:
+// "portable" uses no fast path, "no-int-dot" leaves out the integer dot product only.
+bool path_is(const char* value) {
   const char* v = std::getenv("SWITCHYARD_VULKAN_PATH");
-  return v && std::strcmp(v, "portable") == 0;
+  return v && std::strcmp(v, value) == 0;
 }
 
 }  // namespace
@@ -110,7 +112,7 @@ Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<Instance> inst,
     c->memory_budget_ = true;
     enable.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   }
-  if (dot_ext && dot_have.shaderIntegerDotProduct) {
+  if (dot_ext && dot_have.shaderIntegerDotProduct && !path_is("no-int-dot")) {
     enable.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     dot_on.shaderIntegerDotProduct = VK_TRUE;
     v12.pNext = &dot_on;
@@ -122,7 +124,7 @@ Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<Instance> inst,
     c->features_.subgroup_size = sub.subgroupSize;
     c->features_.subgroup_arithmetic = (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
   }
-  c->features_.portable_only = portable_only_from_env();
+  c->features_.portable_only = path_is("portable");
 
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);

@@ -66,11 +66,14 @@ Status Executor::fill(NodeRecord& r, int slot, const GraphNode& n, std::span<con
   r.addr[slot] = vb->address() + t.offset;
   r.type[slot] = static_cast<uint32_t>(t.type);
   for (int d = 0; d < 4; ++d) {
-    if (t.ne[d] > std::numeric_limits<int32_t>::max() || t.nb[d] > std::numeric_limits<int32_t>::max() ||
-        t.nb[d] < std::numeric_limits<int32_t>::min())
+    // A dimension of size 1 is never stepped over: its stride (the whole tensor's size for
+    // the outer ones, past 2 GiB for a large head) is not needed and is recorded as 0.
+    const int64_t nb = t.ne[d] > 1 ? t.nb[d] : 0;
+    if (t.ne[d] > std::numeric_limits<int32_t>::max() || nb > std::numeric_limits<int32_t>::max() ||
+        nb < std::numeric_limits<int32_t>::min())
       return refuse(ctx_, n, which + " has a size or stride beyond 31 bits");
     r.ne[slot * 4 + d] = static_cast<int32_t>(t.ne[d]);
-    r.nb[slot * 4 + d] = static_cast<int32_t>(t.nb[d]);
+    r.nb[slot * 4 + d] = static_cast<int32_t>(nb);
   }
   return Status::ok();
 }

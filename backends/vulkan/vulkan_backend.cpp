@@ -63,9 +63,19 @@ Result<std::unique_ptr<Component>> make_vulkan(const ParamMap& p) noexcept {
     // integrated GPU beside a good one) is left out; named devices must all work.
     const auto named = p.get_int_list("devices");
     const bool explicit_list = named && !named->empty();
+    // Nor is a CPU device (Mesa's lavapipe) used beside a real GPU unless named: placement
+    // would give it layers by its RAM-sized budget and run them on an emulator.
+    auto is_cpu_type = [&](size_t i) {
+      VkPhysicalDeviceProperties pr;
+      vkGetPhysicalDeviceProperties(pds[i], &pr);
+      return pr.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    };
+    bool real_gpu = false;
+    for (size_t i : chosen.value()) real_gpu = real_gpu || !is_cpu_type(i);
     std::vector<std::unique_ptr<VulkanDevice>> devs;
     Status first_error = Status::ok();
     for (size_t i : chosen.value()) {
+      if (!explicit_list && real_gpu && is_cpu_type(i)) continue;
       auto ctx = Context::create(inst, pds[i], i);
       auto dev = ctx ? VulkanDevice::create(std::move(ctx.value())) : Result<std::unique_ptr<VulkanDevice>>(ctx.status());
       if (!dev) {

@@ -58,6 +58,8 @@ void add_conformance_command(CLI::App& app, Dispatch& d) {
                   "Only fixtures whose file name contains one of these, comma-separated")
       ->delimiter(',');
   cmd->add_flag("--fixtures-only", args->o.fixtures_only, "Skip the op cases (with --fixtures)");
+  cmd->add_flag("--strict", args->o.strict,
+                "Fixtures with strict: true, so a node the backend does not run fails instead of falling back");
   cmd->add_option("--cpu-moe", args->o.cpu_moe,
                   "Fixtures with placement.cpu_moe N or all: routed experts in RAM, the rest on the backend (hybrid)");
   cmd->add_flag("--require-all", args->o.require_all, "Fail when the backend refuses a case, not only when it errs");

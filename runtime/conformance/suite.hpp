@@ -25,6 +25,9 @@ struct Options {
   /// The fixtures' placement.cpu_moe ("all" or a layer count): routed experts in RAM, the
   /// rest on the backend (the hybrid runs); empty: every layer on the backend.
   std::string cpu_moe;
+  /// The fixtures' pipelines say `strict: true`: a node that would run off the backend
+  /// (or a weight or cache it cannot hold) fails the fixture instead of falling back.
+  bool strict = false;
   std::vector<std::filesystem::path> plugin_path;  ///< extra plugin directories, searched after the default ones
 };
 

@@ -18,7 +18,7 @@ using nlohmann::json;
 // The f32 KV cache of the main reference; the context fits the longest fixture (100-token
 // prompt + 24, or stories260K's 5 + 64).
 std::string pipeline_text(const fs::path& model, const std::string& backend, int64_t device,
-                          const std::string& cpu_moe = {}) {
+                          const std::string& cpu_moe = {}, bool strict = false) {
   std::string y = "model: { path: " + json(model.string()).dump() + " }\n";
   if (backend == "cpu") {
     y += "backends: [ { plugin: cpu } ]\n";
@@ -26,6 +26,7 @@ std::string pipeline_text(const fs::path& model, const std::string& backend, int
     y += "backends: [ { plugin: " + backend + ", devices: [" + std::to_string(device) + "] }, { plugin: cpu } ]\n";
     y += "placement: { gpu_layers: all" + (cpu_moe.empty() ? std::string() : ", cpu_moe: " + cpu_moe) + " }\n";
   }
+  if (strict) y += "strict: true\n";
   return y + "context: { length: 256, kv_type: f32, parallel: 1 }\nsampling: [ greedy ]\n";
 }
 
@@ -68,7 +69,7 @@ FixtureResult check_fixture(const Options& o, const registry::Registry& reg, con
   const auto forced = ref->at("greedy_ids").get<std::vector<int32_t>>();
   const auto n = static_cast<int64_t>(forced.size());
 
-  auto rt = bring_up(pipeline_text(model, o.backend, o.device, o.cpu_moe), reg);
+  auto rt = bring_up(pipeline_text(model, o.backend, o.device, o.cpu_moe, o.strict), reg);
   if (!rt) {
     r.detail = "bringing the pipeline up: " + rt.status().message();
     return r;

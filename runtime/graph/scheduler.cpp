@@ -96,13 +96,14 @@ TensorId Scheduler::mirror(Graph& g, TensorId base, int device) {
 }
 
 int Scheduler::producer_device(const Graph& g, const GraphNode& n) const {
-  // Of the devices that made its sources, the earliest in pipeline order: the GPU before
-  // the CPU, so the residual stream stays on the GPU between layers (ggml's scheduler
-  // likewise expands GPU runs over the nodes without weights).
+  // Of the devices that made its sources, a GPU before the host (whatever the pipeline's
+  // order), then the earliest in pipeline order: the residual stream stays on the GPU
+  // between layers (ggml's scheduler likewise expands GPU runs over nodes without weights).
   int best = -1;
+  auto rank = [&](int d) { return (d == host_ ? 1000 : 0) + d; };
   for (int s = 0; s < kMaxSources && n.src[s] >= 0; ++s) {
     const int c = tensor_device_[static_cast<size_t>(g.base(n.src[s]))];
-    if (c >= 0 && (best < 0 || c < best)) best = c;
+    if (c >= 0 && (best < 0 || rank(c) < rank(best))) best = c;
   }
   if (best >= 0) return best;
   return host_ >= 0 ? host_ : 0;  // only host inputs
@@ -308,9 +309,25 @@ Status Scheduler::transfer(Graph& g, const GraphNode& n, int to) {
   return dev.copy_to_device(*dst.buffer, dst.offset, stage);
 }
 
-Status Scheduler::plan(Graph& g) { return assign(g); }
+Status Scheduler::plan(Graph& g) {
+  // A probe, not a step: only the fallbacks it found (logged now, once) stay counted.
+  const SchedulerStats before = stats_;
+  auto st = assign(g);
+  const int64_t distinct = stats_.distinct_fallbacks;
+  stats_ = before;
+  stats_.distinct_fallbacks = distinct;
+  return st;
+}
 
 Status Scheduler::run(Graph& g) {
+  auto st = run_queued(g);
+  // Also after an error: queued work may still write host memory (a copy out into an
+  // arena) that the next step would reallocate.
+  const Status waited = wait_all();
+  return st ? waited : st;
+}
+
+Status Scheduler::run_queued(Graph& g) {
   if (auto st = assign(g); !st) return st;
   if (auto st = allocate(g); !st) return st;
   ++stats_.steps;
@@ -334,8 +351,7 @@ Status Scheduler::run(Graph& g) {
     if (auto st = devices_[static_cast<size_t>(d)]->execute(sg); !st) return st;
     first = last;
   }
-  // The engine reads the outputs next.
-  return wait_all();
+  return Status::ok();
 }
 
 }  // namespace sy::graph

@@ -53,6 +53,7 @@ class Scheduler {
   [[nodiscard]] Device& device(size_t i) const { return *devices_[i]; }
 
  private:
+  Status run_queued(Graph& g);
   Status assign(Graph& g);
   Status allocate(Graph& g);
   Status transfer(Graph& g, const GraphNode& n, int to);

@@ -83,7 +83,8 @@ inline const GraphTensor& src_of(const GraphNode& n, std::span<const GraphTensor
 /// Rows are whole and densely packed (any type), i.e. nb[0] is the element size for plain
 /// types and each higher stride is the product of the lower ones.
 bool is_contiguous(const GraphTensor& t);
-/// Every stride the record holds fits 31 bits (the record stores them as int32).
+/// Every size, and every stride of a dimension larger than 1, fits 31 bits (the record
+/// stores them as int32; a size-1 dimension's stride is recorded as 0).
 bool strides_fit(const GraphTensor& t);
 /// A launch of `groups` workgroups folded over x and y, so neither exceeds 65535 (Vulkan's
 /// guaranteed minimum per dimension); shaders rebuild the index from gl_WorkGroupID.xy.
