@@ -22,12 +22,16 @@ struct EngineOptions {
   int64_t parallel = 1;
   int64_t ubatch = 512;
   bool routing_stats = false;
+  std::string backends = "[ { plugin: cpu, threads: 2 } ]";  ///< the pipeline's backends list
+  std::string placement;                                    ///< the pipeline's placement map, if any
 };
 
 /// The runtime for `model` with the build tree's plugins; throws with the reason on failure.
 inline std::unique_ptr<engine::Runtime> bring_up_model(const std::filesystem::path& model, const EngineOptions& o = {}) {
   const std::string yaml = "model: { path: " + nlohmann::json(model.string()).dump() +
-                           " }\nbackends: [ { plugin: cpu, threads: 2 } ]\ncontext: { length: " + std::to_string(o.ctx) +
+                           " }\nbackends: " + o.backends + "\n" +
+                           (o.placement.empty() ? std::string() : "placement: " + o.placement + "\n") +
+                           "context: { length: " + std::to_string(o.ctx) +
                            ", kv_type: " + o.kv_type + ", parallel: " + std::to_string(o.parallel) +
                            ", ubatch: " + std::to_string(o.ubatch) + " }\nsampling: [ greedy ]\n";
   const std::vector<std::filesystem::path> dirs{SY_BUILD_PLUGIN_DIR};

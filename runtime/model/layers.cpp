@@ -252,12 +252,12 @@ TensorId concat(graph::Graph& g, TensorId a, TensorId b, int dim) {
   return g.op(OpKind::concat, g.tensor(StorageType::F32, ne[0], ne[1], ne[2], ne[3]), {a, b}, {dim});
 }
 
-TensorId rope(Ctx& c, TensorId x, int mode) {
+TensorId rope(Ctx& c, TensorId x, int mode, int device) {
   const auto& hp = c.hp;
   const GraphTensor& t = c.g.tensor_at(x);
   const TensorId d = c.g.tensor(StorageType::F32, t.ne[0], t.ne[1], t.ne[2]);
   if (c.rope_freqs)
-    return c.g.op(OpKind::rope, d, {x, c.positions, c.w(c.rope_freqs)},
+    return c.g.op(OpKind::rope, d, {x, c.positions, device >= 0 ? c.w_on(c.rope_freqs, device) : c.w(c.rope_freqs)},
                   {mode, static_cast<int32_t>(hp.n_rot), hp.rope_sections[0], hp.rope_sections[1],
                    hp.rope_sections[2], hp.rope_sections[3]},
                   {hp.rope_base, hp.rope_scale});
@@ -285,8 +285,9 @@ TensorId attention(Ctx& c, const AttentionWeights& w, TensorId x, int64_t kv_lay
   const TensorId v = g.reshape(add_bias(c, g.matmul(c.w(w.v), x), w.bv), hp.head_dim_v, nkv, n);
   if (w.q_norm) q = g.norm(q, c.w(w.q_norm), hp.eps);
   if (w.k_norm) k = g.norm(k, c.w(w.k_norm), hp.eps);
-  q = rope(c, q, rope_mode);
-  k = rope(c, k, rope_mode);
+  // The rotation runs where this layer's projections are, with the factors' copy there.
+  q = rope(c, q, rope_mode, c.weights.device_of(*w.q));
+  k = rope(c, k, rope_mode, c.weights.device_of(*w.k));
   const auto kl = static_cast<size_t>(kv_layer);
   const TensorId kc = g.persistent(c.in.k_cache[kl], c.in.kv_device[kl]);
   const TensorId vc = g.persistent(c.in.v_cache[kl], c.in.kv_device[kl]);

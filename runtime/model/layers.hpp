@@ -159,6 +159,8 @@ struct Ctx {
   void bind_inputs();
   /// A weight as a graph tensor.
   graph::TensorId w(const GraphTensor* t) const { return g.persistent(*t, weights.device_of(*t)); }
+  /// A weight shared by every layer, from its copy on `device` when there is one.
+  graph::TensorId w_on(const GraphTensor* t, int device) const { return w(weights.on_device(t, device)); }
 };
 
 /// Final norm and LM head: the logits [n_vocab, rows of x], marked as the graph's output.
@@ -175,7 +177,8 @@ graph::TensorId ffn(Ctx& c, const FfnWeights& w, graph::TensorId x);
 graph::TensorId moe(Ctx& c, const MoeWeights& w, graph::TensorId x, const RouterConfig& r);
 /// A new tensor [a | b] along dimension `dim`.
 graph::TensorId concat(graph::Graph& g, graph::TensorId a, graph::TensorId b, int dim);
-/// Rotary embedding of x [dims, heads, tokens] with the model's parameters (and c.rope_freqs).
-graph::TensorId rope(Ctx& c, graph::TensorId x, int mode);
+/// Rotary embedding of x [dims, heads, tokens] with the model's parameters (and c.rope_freqs,
+/// read from its copy on `device`, the layer's, when it is given).
+graph::TensorId rope(Ctx& c, graph::TensorId x, int mode, int device = -1);
 
 }  // namespace sy::model

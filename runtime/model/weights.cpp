@@ -210,6 +210,31 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
     if (u.device == where.host) lock(t.data, bytes.size());
     w.tensors_.emplace(d.name, t);
   }
+  // Tensors every layer reads get a copy on each device that holds layers (llama.cpp's
+  // TENSOR_DUPLICATED), so a layer's ops never read them across devices. They are small
+  // (a rotation factor per pair) and not counted in placed().
+  if (!where.tensor_device.empty())
+    for (size_t i = 0; i < descs.size(); ++i) {
+      if (descs[i].name != "rope_freqs.weight") continue;
+      const GraphTensor* original = &w.tensors_.at(descs[i].name);
+      std::vector<int> targets(where.tensor_device.begin(), where.tensor_device.end());
+      std::sort(targets.begin(), targets.end());
+      targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+      for (int dv : targets) {
+        if (dv == w.device_of(*original)) continue;
+        GraphTensor t = shaped(descs[i]);
+        raw.resize(descs[i].bytes);
+        if (auto st = src.read(i, 0, raw); !st) return st;
+        auto buf = devices[static_cast<size_t>(dv)]->allocate(raw.size(), BufferKind::device_local);
+        if (!buf) return buf.status();
+        if (auto st = (*buf)->upload(0, raw); !st) return st;
+        t.buffer = buf->get();
+        t.data = (*buf)->host_data();
+        w.buffers_.push_back(std::move(*buf));
+        w.buffer_device_.push_back(dv);
+        w.replicas_.push_back({original, dv, t});
+      }
+    }
   // llama.cpp's behaviour: a failed lock is a warning, since the model still runs.
   if (lock_failed)
     lg->warn("model.mlock: could not lock the weights in RAM ({}; {} locked); raise the memlock limit (ulimit -l, "
@@ -227,6 +252,12 @@ Weights Weights::shapes_only(std::span<const TensorDesc> descs) {
 const GraphTensor* Weights::find(std::string_view name) const {
   auto it = tensors_.find(std::string(name));
   return it == tensors_.end() ? nullptr : &it->second;
+}
+
+const GraphTensor* Weights::on_device(const GraphTensor* t, int device) const {
+  for (const auto& r : replicas_)
+    if (r.original == t && r.device == device) return &r.copy;
+  return t;
 }
 
 int Weights::device_of(const GraphTensor& t) const {

@@ -54,6 +54,9 @@ class Weights {
   [[nodiscard]] const GraphTensor* find(std::string_view name) const;
   /// The device index holding a tensor of this model (or a view of one).
   [[nodiscard]] int device_of(const GraphTensor& t) const;
+  /// The copy of a shared tensor on `device` (every layer's device gets one of the few
+  /// tensors all layers read, such as rope_freqs.weight), else `t` itself.
+  [[nodiscard]] const GraphTensor* on_device(const GraphTensor* t, int device) const;
   /// Tensors converted at load because no kernel reads their type.
   [[nodiscard]] int64_t converted() const { return converted_; }
   /// Tensors kept in RAM because their GPU has no kernel for them.
@@ -71,6 +74,12 @@ class Weights {
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::vector<int> buffer_device_;  // per buffers_ entry
   std::vector<PlacedBytes> placed_;
+  struct Replica {
+    const GraphTensor* original;
+    int device;
+    GraphTensor copy;
+  };
+  std::vector<Replica> replicas_;
   int host_ = 0;
   int64_t converted_ = 0;
   int64_t kept_on_host_ = 0;
