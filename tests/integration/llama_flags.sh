@@ -120,7 +120,7 @@ check "chat -p sends the first message" 0 "." -- bash -c "'$exe' chat -m '$m' -p
 if "$exe" run --list-devices | grep -q '^  vulkan0:'; then
   printf 'model: %s\nbackends: [ vulkan, cpu ]\nplacement: { overrides: ["blk=vulkan9"] }\n' "$m" > "$tmp/v9.yaml"
   check "an override naming a device the machine lacks is refused at start, at its position" 1 \
-    "v9.yaml:3:26: device 'vulkan9' does not exist on this machine; the vulkan backend has vulkan0" -- \
+    "v9.yaml:3:26: device 'vulkan9' does not exist on this machine; the pipeline's backends have gpu0 \(vulkan0\), cpu" -- \
     "$exe" run -P "$tmp/v9.yaml" --prompt-ids 1 -n 1
 else
   echo "skip [override device check at start: no Vulkan device here]"
