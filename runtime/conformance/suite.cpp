@@ -78,7 +78,7 @@ CaseResult check_case(Device& dev, Device& ref, const Case& c) {
   r.outcome = Outcome::pass;
   for (size_t k = 0; k < got->tensor.size(); ++k) {
     const Diff d = measure(got->values[k], want->values[k]);
-    if (k > 0 && !(d.rel > r.error)) continue;  // the worst tensor is reported
+    if (k > 0 && d.rel <= r.error) continue;  // the worst tensor is reported
     const auto& ct = c.tensors[static_cast<size_t>(got->tensor[k])];
     r.error = d.rel;
     r.detail = ct.role + " " + coords(ct.t, d.index) + ": " + std::to_string(d.got) + " vs reference " +

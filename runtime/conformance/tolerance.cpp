@@ -89,10 +89,14 @@ Diff measure(const std::vector<double>& got, const std::vector<double>& want) {
   }
   double worst = -1;
   for (size_t i = 0; i < want.size(); ++i) {
-    d.ref_max = std::max(d.ref_max, std::abs(want[i]));
+    // Infinite reference values (a masked score) set no scale: the relative error of the
+    // finite ones would vanish against them.
+    if (std::isfinite(want[i])) d.ref_max = std::max(d.ref_max, std::abs(want[i]));
     // A NaN (an output never written: destinations start as NaN) is an infinite difference,
-    // on either side: the reference writes every output.
-    const double e = std::isnan(got[i]) || std::isnan(want[i]) ? INFINITY : std::abs(got[i] - want[i]);
+    // on either side: the reference writes every output. Infinities must match exactly.
+    const double e = std::isnan(got[i]) || std::isnan(want[i]) ? INFINITY
+                     : std::isinf(got[i]) || std::isinf(want[i]) ? (got[i] == want[i] ? 0.0 : INFINITY)
+                                                                 : std::abs(got[i] - want[i]);
     if (e > worst) worst = e, d.index = i, d.got = got[i], d.want = want[i];
   }
   if (want.empty()) return d;

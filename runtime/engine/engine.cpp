@@ -55,7 +55,7 @@ Result<bool> Engine::caches_to_move(std::vector<int>& layer_device) {
       owner.push_back({kv_->delta()[linear++].buffer, il});
     }
   }
-  build_probe();
+  build_probe(1);
   bool moved = false;
   const std::span<const GraphTensor> tensors(graph_.tensors());
   for (const GraphNode& n : graph_.nodes()) {
@@ -98,14 +98,17 @@ void Engine::bind_cache(model::StepInputs& in) const {
   in.state_device = kv_->state_devices();
 }
 
-void Engine::build_probe() {
-  // A one-token step of a sequence that is not there: only shapes matter for placement.
-  // The graph's inputs point here; the probe graph is only placed, never run.
-  probe_.assign(static_cast<size_t>(kv_->table_blocks() * kv_->config().n_seq_max) + 4, 0);
+void Engine::build_probe(int64_t n_tokens) {
+  // A step of n tokens of a sequence that is not there, one output: only shapes matter for
+  // placement. The graph's inputs point here (positions take 4 per token for multi-section
+  // rope); the probe graph is only placed, never run.
+  const auto n = static_cast<size_t>(n_tokens);
+  probe_.assign(4 * n + static_cast<size_t>(kv_->table_blocks() * kv_->config().n_seq_max), 0);
   const int32_t* zero = probe_.data();
-  const int32_t* table = probe_.data() + 4;
+  const int32_t* table = probe_.data() + 4 * n;
   model::StepInputs in;
-  in.n_tokens = in.n_outputs = 1;
+  in.n_tokens = n_tokens;
+  in.n_outputs = 1;
   in.tokens = in.positions = in.kv_slots = in.seq_rows = in.state_slots = in.out_rows = zero;
   in.block_tables = table;
   bind_cache(in);
@@ -114,10 +117,14 @@ void Engine::build_probe() {
 }
 
 Status Engine::check_placement() {
-  build_probe();
-  auto st = sched_.plan(graph_);
-  graph_.clear();
-  return st;
+  // A decode step and a full ubatch of prefill: kernels may accept one shape, not the other.
+  for (const int64_t n : {int64_t{1}, cfg_.ubatch}) {
+    build_probe(n);
+    auto st = sched_.plan(graph_);
+    graph_.clear();
+    if (!st) return st;
+  }
+  return Status::ok();
 }
 
 Status Engine::decode(std::span<const BatchToken> batch, std::vector<float>& logits) {

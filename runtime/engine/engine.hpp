@@ -56,7 +56,7 @@ class Engine {
   Status ubatch(std::span<const BatchToken> batch, float* logits);
   Status check_placement();
   Result<bool> caches_to_move(std::vector<int>& layer_device);
-  void build_probe();
+  void build_probe(int64_t n_tokens);
   void bind_cache(model::StepInputs& in) const;
 
   const model::Model& model_;
