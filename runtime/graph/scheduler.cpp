@@ -47,7 +47,8 @@ StorageType reported_type(const Graph& g, const GraphNode& n, TensorId anchor) {
 
 }  // namespace
 
-Scheduler::Scheduler(std::vector<Device*> devices, bool strict) : devices_(std::move(devices)), strict_(strict) {
+Scheduler::Scheduler(std::vector<Device*> devices, bool strict)
+    : devices_(std::move(devices)), strict_(strict), log_(log::get("graph")) {
   for (size_t d = 0; d < devices_.size(); ++d) {
     info_.push_back(devices_[d]->info());
     if (host_ < 0 && info_.back().reads_host_memory) host_ = static_cast<int>(d);
@@ -64,7 +65,7 @@ void Scheduler::note_fallback(const GraphNode& n, StorageType type, int from, in
   if (std::find(seen_fallbacks_.begin(), seen_fallbacks_.end(), key) != seen_fallbacks_.end()) return;
   seen_fallbacks_.push_back(key);
   ++stats_.distinct_fallbacks;
-  log::get("graph")->warn("fallback: {} cannot run {} on {} data ({}); it runs on {} instead",
+  log_->warn("fallback: {} cannot run {} on {} data ({}); it runs on {} instead",
                           info_[static_cast<size_t>(from)].name, op_name(n.op), storage_type_name(type), why,
                           info_[static_cast<size_t>(to)].name);
 }
@@ -171,7 +172,7 @@ Status Scheduler::assign(Graph& g) {
                                   ", which it cannot read; weights are not copied per step, so place that tensor on " +
                                   info_[static_cast<size_t>(chosen)].name + " (placement.overrides) or keep " +
                                   std::string(op_name(n.op)) + " with it");
-      log::get("graph")->trace("{} on {} reads source {} from {}", op_name(n.op), info_[static_cast<size_t>(chosen)].name, s,
+      log_->trace("{} on {} reads source {} from {}", op_name(n.op), info_[static_cast<size_t>(chosen)].name, s,
                                holder < 0 ? "host" : info_[static_cast<size_t>(holder)].name);
       const TensorId m = mirror(g, b, chosen);
       if (n.src[s] == b) {
@@ -280,7 +281,7 @@ Status Scheduler::transfer(Graph& g, const GraphNode& n, int to) {
   stats_.transfer_bytes += bytes;
   stats_.last_step_transfer_bytes += bytes;
   Device& dev = *devices_[static_cast<size_t>(to)];
-  log::get("graph")->trace("copy of {} bytes from {} to {} for {}", bytes, from < 0 ? "host" : info_[static_cast<size_t>(from)].name,
+  log_->trace("copy of {} bytes from {} to {} for {}", bytes, from < 0 ? "host" : info_[static_cast<size_t>(from)].name,
                            info_[static_cast<size_t>(to)].name, op_name(n.op));
   const bool to_host = info_[static_cast<size_t>(to)].reads_host_memory;
   if (src.data) {

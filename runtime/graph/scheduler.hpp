@@ -24,6 +24,10 @@
 #include "graph/graph.hpp"
 #include "switchyard/backend.hpp"
 
+namespace spdlog {
+class logger;
+}
+
 namespace sy::graph {
 
 struct SchedulerStats {
@@ -69,6 +73,7 @@ class Scheduler {
   std::vector<DeviceInfo> info_;
   int host_ = -1;  // the first device that reads host memory (where host inputs are used in place)
   bool strict_;
+  std::shared_ptr<spdlog::logger> log_;  // looked up once: the per-step traces stay cheap
   SchedulerStats stats_;
   std::vector<uint64_t> seen_fallbacks_;
   std::vector<bool> busy_;  // per device: work queued that the host has not waited for
