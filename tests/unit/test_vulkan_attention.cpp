@@ -351,7 +351,7 @@ TEST_CASE("vulkan attention: MLA's shape, V a view of the K cache, against the C
     fill_normal(a.f32(q), a.size(q) / 4, 41);
     const int kc = a.add(t, dk, 1, Paged::cells);
     fill_cache(a, kc, 42);
-    const auto& k = a.tensors[static_cast<size_t>(kc)];
+    const GraphTensor k = a.tensors[static_cast<size_t>(kc)];  // a copy: adding tensors below moves the vector
     const int vview = a.view(kc, t, {dv, 1, Paged::cells, 1}, {k.nb[0], k.nb[1], k.nb[2], k.nb[3]}, 0);
     const int vcopy = a.add(t, dv, 1, Paged::cells);
     const size_t vrow = *storage_row_bytes(t, dv);
