@@ -248,6 +248,24 @@ int64_t y_row(const MatmulShape& s) { return s.padded ? kRows + 2 : kRows; }
 
 /// Runs shape s's matmul of weights wbytes (kRows rows of k) with x (columns x_row(s, k)
 /// apart, in the shape's order) on dev; the output with its padding (y_row(s) a column).
+// One column through `rows` packed weight rows of `wrow` bytes: the plain decode shape.
+std::vector<float> run_gemv(Device& dev, StorageType type, int64_t k, int64_t rows, size_t wrow,
+                            const std::vector<std::byte>& wbytes, const std::vector<float>& x) {
+  Graph gr{dev, {}, {}};
+  const int64_t wr = static_cast<int64_t>(wrow);
+  const int32_t wi = gr.add(type, {k, rows, 1, 1}, {storage_type_info(type).block_bytes, wr, wr * rows, wr * rows}, wbytes);
+  const int32_t xi = gr.add(StorageType::F32, {k, 1, 1, 1}, {4, k * 4, k * 4, k * 4}, floats_bytes(x));
+  const int32_t yi = gr.add(StorageType::F32, {rows, 1, 1, 1}, {4, rows * 4, rows * 4, rows * 4},
+                            sentinel(static_cast<size_t>(rows * 4)));
+  GraphNode n;
+  n.op = OpKind::matmul;
+  n.src[0] = wi;
+  n.src[1] = xi;
+  n.dst = yi;
+  REQUIRE(gr.run(n).is_ok());
+  return gr.read(yi);
+}
+
 std::vector<float> run_matmul(Device& dev, StorageType type, const MatmulShape& s, int64_t k,
                               const std::vector<std::byte>& wbytes, const std::vector<float>& x) {
   const auto& info = storage_type_info(type);
@@ -598,19 +616,7 @@ TEST_CASE("vulkan matmul group: activations rounded as the CPU rounds them", "[v
       const size_t wrow = packed_row_bytes(type, k);
       const auto wbytes = random_rows(type, k, rows, wrow, g);
       const auto w = decode(type, wbytes, k, rows, wrow);
-      Graph gr{dev, {}, {}};
-      const int64_t wr = static_cast<int64_t>(wrow);
-      const int32_t wi = gr.add(type, {k, rows, 1, 1}, {storage_type_info(type).block_bytes, wr, wr * rows, wr * rows}, wbytes);
-      const int32_t xi = gr.add(StorageType::F32, {k, 1, 1, 1}, {4, k * 4, k * 4, k * 4}, floats_bytes(xt));
-      const int32_t yi = gr.add(StorageType::F32, {rows, 1, 1, 1}, {4, rows * 4, rows * 4, rows * 4},
-                                sentinel(static_cast<size_t>(rows * 4)));
-      GraphNode n;
-      n.op = OpKind::matmul;
-      n.src[0] = wi;
-      n.src[1] = xi;
-      n.dst = yi;
-      REQUIRE(gr.run(n).is_ok());
-      const auto y = gr.read(yi);
+      const auto y = run_gemv(dev, type, k, rows, wrow, wbytes, xt);
       CpuDot cpu(type);
       cpu.column(xt.data(), k);
       Check check;
@@ -710,19 +716,7 @@ TEST_CASE("vulkan matmul group: more output rows than one grid dimension holds",
   std::uniform_real_distribution<float> val(-1.f, 1.f);
   for (auto& v : x) v = val(g);
 
-  Graph gr{dev, {}, {}};
-  const int64_t wr = static_cast<int64_t>(wrow);
-  const int32_t wi = gr.add(StorageType::Q4_0, {k, rows, 1, 1}, {18, wr, wr * rows, wr * rows}, wbytes);
-  const int32_t xi = gr.add(StorageType::F32, {k, 1, 1, 1}, {4, k * 4, k * 4, k * 4}, floats_bytes(x));
-  const int32_t yi = gr.add(StorageType::F32, {rows, 1, 1, 1}, {4, rows * 4, rows * 4, rows * 4},
-                            sentinel(static_cast<size_t>(rows * 4)));
-  GraphNode n;
-  n.op = OpKind::matmul;
-  n.src[0] = wi;
-  n.src[1] = xi;
-  n.dst = yi;
-  REQUIRE(gr.run(n).is_ok());
-  const auto y = gr.read(yi);
+  const auto y = run_gemv(dev, StorageType::Q4_0, k, rows, wrow, wbytes, x);
   Check check;
   CpuDot cpu(StorageType::Q4_0);
   cpu.column(x.data(), k);
@@ -740,6 +734,7 @@ TEST_CASE("vulkan matmul group: more output rows than one grid dimension holds",
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7) % 4);
   std::vector<std::byte> idb(ids.size() * 4);
   std::memcpy(idb.data(), ids.data(), idb.size());
+  Graph gr{dev, {}, {}};
   const int32_t ti = gr.add(StorageType::F32, {1, 4, 1, 1}, {4, 4, 16, 16}, floats_bytes(table));
   const int32_t ii = gr.add(StorageType::I32, {rows, 1, 1, 1}, {4, rows * 4, rows * 4, rows * 4}, idb);
   const int32_t oi = gr.add(StorageType::F32, {1, rows, 1, 1}, {4, 4, rows * 4, rows * 4}, sentinel(static_cast<size_t>(rows * 4)));
