@@ -42,6 +42,9 @@ class Engine {
   /// asked, in batch order.
   Status decode(std::span<const BatchToken> batch, std::vector<float>& logits);
 
+  /// Times every node of the following steps into `p` (nullptr: off); see Scheduler::set_profile.
+  void set_profile(graph::OpProfile* p) { sched_.set_profile(p); }
+
   [[nodiscard]] kv::KvCache& kv() { return *kv_; }
   [[nodiscard]] const kv::KvCache& kv_cache() const { return *kv_; }
   [[nodiscard]] const graph::SchedulerStats& stats() const { return sched_.stats(); }

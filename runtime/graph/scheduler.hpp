@@ -22,6 +22,7 @@
 
 #include "graph/arena.hpp"
 #include "graph/graph.hpp"
+#include "graph/profile.hpp"
 #include "switchyard/backend.hpp"
 
 namespace spdlog {
@@ -52,6 +53,11 @@ class Scheduler {
   /// (and, under strict, its own). Fallbacks found are logged and counted like a run's.
   Status plan(Graph& g);
 
+  /// Per-node timing into `p` (nullptr: off, the default). While on, every node runs as its
+  /// own sub-graph and the host waits for its device after it: slower, but each node's time
+  /// is its own.
+  void set_profile(OpProfile* p) { profile_ = p; }
+
   [[nodiscard]] const SchedulerStats& stats() const { return stats_; }
   [[nodiscard]] size_t device_count() const { return devices_.size(); }
   [[nodiscard]] Device& device(size_t i) const { return *devices_[i]; }
@@ -75,6 +81,7 @@ class Scheduler {
   bool strict_;
   std::shared_ptr<spdlog::logger> log_;  // looked up once: the per-step traces stay cheap
   SchedulerStats stats_;
+  OpProfile* profile_ = nullptr;
   std::vector<uint64_t> seen_fallbacks_;
   std::vector<bool> busy_;  // per device: work queued that the host has not waited for
   // Per-step working vectors, kept to avoid allocation.
