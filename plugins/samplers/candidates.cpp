@@ -8,9 +8,7 @@ namespace sy::samplers {
 
 void sort_by_logit(CandidateList& c) {
   if (c.sorted) return;
-  std::sort(c.items.begin(), c.items.end(), [](const Candidate& a, const Candidate& b) {
-    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-  });
+  std::sort(c.items.begin(), c.items.end(), by_logit);
   c.sorted = true;
 }
 

@@ -5,6 +5,11 @@
 
 namespace sy::samplers {
 
+/// The candidate order: logit descending, ties by ascending id.
+inline bool by_logit(const Candidate& a, const Candidate& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+
 /// Sorts by logit, descending (stable on ties by id, so results do not depend on the
 /// input order), and marks the list sorted.
 void sort_by_logit(CandidateList& c);

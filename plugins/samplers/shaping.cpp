@@ -15,8 +15,9 @@ class Temperature final : public Sampler {
     if (auto st = check_finite(c, "temperature"); !st) return st;
     if (c.items.empty()) return Status::ok();
     if (t_ <= 0) {  // temperature 0 means greedy: keep only the best candidate
-      sort_by_logit(c);
-      c.items.resize(1);
+      if (!c.sorted) std::iter_swap(c.items.begin(), std::min_element(c.items.begin(), c.items.end(), by_logit));
+      c.items.erase(c.items.begin() + 1, c.items.end());
+      c.sorted = true;
       return Status::ok();
     }
     for (auto& x : c.items) x.logit = static_cast<float>(x.logit / t_);
@@ -32,7 +33,13 @@ class TopK final : public Sampler {
   explicit TopK(int64_t k) : k_(k) {}
   Status apply(CandidateList& c, const SamplerContext&) noexcept override {
     if (k_ <= 0 || static_cast<size_t>(k_) >= c.items.size()) return Status::ok();  // 0 disables
-    sort_by_logit(c);
+    // Only the k best need ordering: a full sort of a 150k-250k vocabulary cost more than
+    // a decode step of a small model. The order (logit, then id) is sort_by_logit's, so the
+    // kept prefix is the same.
+    if (!c.sorted) {
+      std::partial_sort(c.items.begin(), c.items.begin() + k_, c.items.end(), by_logit);
+      c.sorted = true;
+    }
     c.items.resize(static_cast<size_t>(k_));
     return Status::ok();
   }

@@ -2,6 +2,7 @@
 // For logits (3, 2, 1, 0): softmax = (0.6439, 0.2369, 0.0871, 0.0321).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "registry/registry.hpp"
@@ -48,6 +49,23 @@ TEST_CASE("top_k keeps the k best", "[samplers]") {
   auto c = sample_list();
   REQUIRE(make("top_k", p)->apply(c, {}).is_ok());
   CHECK(ids(c) == std::vector<int32_t>{2, 1});
+}
+
+TEST_CASE("top_k on a large list with ties keeps exactly the full sort's prefix", "[samplers]") {
+  // Logits from a fixed pattern with many ties; the reference orders the whole list.
+  CandidateList c;
+  for (int32_t i = 0; i < 5000; ++i) c.items.push_back({i, static_cast<float>((i * 7919) % 101), 0});
+  auto ref = c.items;
+  std::sort(ref.begin(), ref.end(), [](const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+  });
+  ParamMap p;
+  p.set("k", int64_t{40});
+  REQUIRE(make("top_k", p)->apply(c, {}).is_ok());
+  REQUIRE(c.items.size() == 40);
+  for (size_t i = 0; i < 40; ++i) CHECK(c.items[i].id == ref[i].id);
+  // Later samplers rely on the list being marked sorted.
+  CHECK(c.sorted);
 }
 
 TEST_CASE("top_p keeps the smallest prefix reaching p", "[samplers]") {
