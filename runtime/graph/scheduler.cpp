@@ -1,6 +1,7 @@
 #include "graph/scheduler.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -336,7 +337,11 @@ Status Scheduler::run_queued(Graph& g) {
   size_t first = 0;
   while (first < nodes_.size()) {
     if (node_device_[first] < 0) {
-      if (auto st = transfer(g, nodes_[first], -1 - node_device_[first]); !st) return st;
+      if (profile_) {
+        if (auto st = profiled_transfer(g, first); !st) return st;
+      } else if (auto st = transfer(g, nodes_[first], -1 - node_device_[first]); !st) {
+        return st;
+      }
       ++first;
       continue;
     }
@@ -346,11 +351,51 @@ Status Scheduler::run_queued(Graph& g) {
     // A device that reads host memory reads what the others wrote there: they finish first.
     if (info_[static_cast<size_t>(d)].reads_host_memory)
       if (auto st = wait_all(); !st) return st;
+    if (profile_) {
+      if (auto st = profiled_run(g, first, last); !st) return st;
+      first = last;
+      continue;
+    }
     const auto span = std::span<const GraphNode>(nodes_).subspan(first, last - first);
     SubGraph sg{g.tensors(), span, shape_key(g, span)};
     busy_[static_cast<size_t>(d)] = true;
     if (auto st = devices_[static_cast<size_t>(d)]->execute(sg); !st) return st;
     first = last;
+  }
+  return Status::ok();
+}
+
+int64_t Scheduler::elapsed_ns(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count();
+}
+
+Status Scheduler::profiled_transfer(Graph& g, size_t i) {
+  const GraphNode& n = nodes_[i];
+  const int to = -1 - node_device_[i];
+  const size_t bytes = tensor_bytes(g.tensor_at(n.src[0]));
+  const auto t0 = std::chrono::steady_clock::now();
+  if (auto st = transfer(g, n, to); !st) return st;
+  // Both ends finish inside the timed span: the copy's cost is its own.
+  if (auto st = wait_all(); !st) return st;
+  profile_->add(kTransferOp, g.tensor_at(n.src[0]).type, to, info_[static_cast<size_t>(to)].name, elapsed_ns(t0), bytes);
+  return Status::ok();
+}
+
+Status Scheduler::profiled_run(Graph& g, size_t first, size_t last) {
+  const int d = node_device_[first];
+  Device& dev = *devices_[static_cast<size_t>(d)];
+  const std::span<const GraphTensor> tensors(g.tensors());
+  for (size_t i = first; i < last; ++i) {
+    const auto one = std::span<const GraphNode>(nodes_).subspan(i, 1);
+    SubGraph sg{g.tensors(), one, shape_key(g, one)};
+    const auto t0 = std::chrono::steady_clock::now();
+    busy_[static_cast<size_t>(d)] = true;
+    if (auto st = dev.execute(sg); !st) return st;
+    if (auto st = wait(d); !st) return st;
+    const int64_t ns = elapsed_ns(t0);
+    const GraphNode& n = nodes_[i];
+    profile_->add(op_name(n.op), deciding_type(n, tensors), d, info_[static_cast<size_t>(d)].name, ns,
+                  weight_bytes_read(n, tensors));
   }
   return Status::ok();
 }

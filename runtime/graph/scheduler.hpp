@@ -16,6 +16,7 @@
 // end of the step (the engine reads the logits).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -64,6 +65,10 @@ class Scheduler {
 
  private:
   Status run_queued(Graph& g);
+  // The profiling path: each node (or copy) alone, timed to the end of its device's work.
+  Status profiled_run(Graph& g, size_t first, size_t last);
+  Status profiled_transfer(Graph& g, size_t i);
+  static int64_t elapsed_ns(std::chrono::steady_clock::time_point since);
   Status assign(Graph& g);
   Status allocate(Graph& g);
   Status transfer(Graph& g, const GraphNode& n, int to);
