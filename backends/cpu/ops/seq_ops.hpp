@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "ops.hpp"
+#include "thread_pool.hpp"
 
 namespace sy::cpu {
 
@@ -24,6 +25,9 @@ struct DeltaNetArgs {
 };
 
 /// Per head and token: S *= exp(g); S += k (beta (v - S^T k))^T; out = S^T q.
-Status delta_net(const DeltaNetArgs& a, OpScratch* scratch = nullptr);
+/// Value heads are independent, so with a pool they are spread over its threads; each
+/// head's arithmetic is the same on any thread count (results do not depend on it).
+/// scratch, when given, is sized here on the calling thread and reused across calls.
+Status delta_net(const DeltaNetArgs& a, OpScratch* scratch = nullptr, ThreadPool* pool = nullptr);
 
 }  // namespace sy::cpu
