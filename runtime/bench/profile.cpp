@@ -125,7 +125,10 @@ Result<StepProfiles> profile_steps(engine::Engine& eng, int64_t prompt_tokens) {
   while (eng.kv_cache().length(seq) >= 0) ++seq;
   StepProfiles p;
   p.prefill_tokens = prompt_tokens;
-  // The same steps unprofiled first, so readers can see what per-node waiting costs.
+  // A warm-up first: the first steps also fault in the mapped weights and grow the arenas,
+  // which neither measured run should pay.
+  if (auto warm = run_steps(eng, seq, prompt_tokens, nullptr, nullptr); !warm) return warm.status();
+  // The same steps unprofiled, so readers can see what per-node waiting costs.
   auto plain = run_steps(eng, seq, prompt_tokens, nullptr, nullptr);
   if (!plain) return plain.status();
   p.prefill_plain_ms = plain->prefill_ms;

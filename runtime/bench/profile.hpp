@@ -22,7 +22,8 @@ struct StepProfiles {
 };
 
 /// One prefill of `prompt_tokens` deterministic token ids into a fresh sequence, then one
-/// decode step, first unprofiled (timed whole), then again profiled per node. The
+/// decode step: once to warm up (page faults, arena growth; not reported), once unprofiled
+/// (timed whole), then once profiled per node. The
 /// sequence is removed afterwards, so the engine's cache is as it was. The engine must
 /// have a free sequence slot and room for prompt_tokens + 1 positions.
 Result<StepProfiles> profile_steps(engine::Engine& eng, int64_t prompt_tokens);
