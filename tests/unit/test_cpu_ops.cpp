@@ -561,3 +561,43 @@ TEST_CASE("attention over a paged KV cache equals the contiguous one", "[cpu][op
   a.k.block_table = std::span<const int32_t>(table.data(), 2);  // covers 32 of 45 positions
   CHECK(attention(a, detect_isa(), pool).message() == "cpu: attention: the block table does not cover all 45 positions");
 }
+
+TEST_CASE("attention: 1 and 3 threads, whole prefill or one query at a time, give the same bits", "[cpu][ops]") {
+  // 16 query heads over 2 KV heads (a group of 8, as Qwen3.6-A3B), 21 queries (query blocks
+  // of 8 and a partial one), the last 21 positions of a 150-key context (tile edges).
+  const int64_t hd = 64, n_heads = 16, n_kv = 2, n_ctx = 150, n_q = 21;
+  auto qv = randn(static_cast<size_t>(hd * n_heads * n_q), 43);
+  auto kf = randn(static_cast<size_t>(hd * n_kv * n_ctx), 44), vf = randn(static_cast<size_t>(hd * n_kv * n_ctx), 45);
+  std::vector<int32_t> pos(static_cast<size_t>(n_q));
+  std::iota(pos.begin(), pos.end(), static_cast<int32_t>(n_ctx - n_q));
+  for (auto t : {StorageType::F32, StorageType::F16, StorageType::Q8_0}) {
+    const size_t rb = *storage_row_bytes(t, hd);
+    std::vector<uint8_t> kq(rb * static_cast<size_t>(n_kv * n_ctx)), vq(kq.size());
+    for (int64_t r = 0; r < n_kv * n_ctx; ++r) {
+      REQUIRE(quantize_row(t, kf.data() + r * hd, kq.data() + r * rb, hd).is_ok());
+      REQUIRE(quantize_row(t, vf.data() + r * hd, vq.data() + r * rb, hd).is_ok());
+    }
+    const size_t n_out = static_cast<size_t>(hd * n_heads * n_q);
+    std::vector<float> ref(n_out), one(n_out), three(n_out), each(n_out);
+    AttentionArgs a{View::contiguous(qv.data(), hd, n_heads, n_q), {kq.data(), t, hd, n_kv, n_ctx},
+                    {vq.data(), t, hd, n_kv, n_ctx}, pos, 0.125f, View::contiguous(ref.data(), hd, n_heads, n_q)};
+    REQUIRE(attention_reference(a).is_ok());
+    ThreadPool pool1(1), pool3(3);
+    AttentionScratch scratch;  // reused across calls of different shapes
+    a.out = View::contiguous(one.data(), hd, n_heads, n_q);
+    REQUIRE(attention(a, detect_isa(), pool1, scratch).is_ok());
+    a.out = View::contiguous(three.data(), hd, n_heads, n_q);
+    REQUIRE(attention(a, detect_isa(), pool3, scratch).is_ok());
+    for (int64_t qi = 0; qi < n_q; ++qi) {  // decode-shaped calls: heads split over threads
+      AttentionArgs d = a;
+      d.q = View::contiguous(qv.data() + qi * hd * n_heads, hd, n_heads, 1);
+      d.q_pos = std::span<const int32_t>(pos).subspan(static_cast<size_t>(qi), 1);
+      d.out = View::contiguous(each.data() + qi * hd * n_heads, hd, n_heads, 1);
+      REQUIRE(attention(d, detect_isa(), pool3, scratch).is_ok());
+    }
+    INFO(storage_type_name(t));
+    CHECK(std::memcmp(one.data(), three.data(), n_out * sizeof(float)) == 0);
+    CHECK(std::memcmp(one.data(), each.data(), n_out * sizeof(float)) == 0);
+    for (size_t i = 0; i < n_out; ++i) REQUIRE(one[i] == Approx(ref[i]).margin(1e-5).epsilon(1e-4));
+  }
+}

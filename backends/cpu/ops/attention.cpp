@@ -52,12 +52,17 @@ Ctx make_ctx(const AttentionArgs& a, Isa isa) {
   return c;
 }
 
+// The query row gathered into tmp (already sized), contiguous as quantize_act reads it.
+const float* query_row(const Ctx& c, int64_t qi, int64_t h, std::vector<float>& tmp) {
+  for (int64_t i = 0; i < c.a.q.ne[0]; ++i) tmp[static_cast<size_t>(i)] = c.a.q.at(i, h, qi);
+  return tmp.data();
+}
+
 // The query row as the K dot kernel wants it.
 void query_act(const Ctx& c, int64_t qi, int64_t h, std::vector<float>& tmp, std::vector<uint8_t>& act) {
   tmp.resize(static_cast<size_t>(c.a.q.ne[0]));
-  for (int64_t i = 0; i < c.a.q.ne[0]; ++i) tmp[static_cast<size_t>(i)] = c.a.q.at(i, h, qi);
   act.resize(c.q_act);
-  c.kdot.quantize_act(c.a.q.ne[0], tmp.data(), act.data());
+  c.kdot.quantize_act(c.a.q.ne[0], query_row(c, qi, h, tmp), act.data());
 }
 
 int64_t visible(const AttentionArgs& a, int64_t qi) {
@@ -74,50 +79,85 @@ Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool) {
 Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool, AttentionScratch& scratch) {
   if (auto st = check(a); !st) return st;
   const Ctx c = make_ctx(a, isa);
-  const int64_t n_heads = a.q.ne[1], group = n_heads / a.k.n_kv_heads, dv = a.v.dim;
+  const int64_t n_q = a.q.ne[2], n_heads = a.q.ne[1], n_kv = a.k.n_kv_heads, group = n_heads / n_kv, dv = a.v.dim;
   constexpr int64_t kTile = 64;
+  // About 64 (query, head) pairs per task: their accumulators and one V tile stay in L2.
+  const int64_t q_block = std::max<int64_t>(1, 64 / group);
+  const int64_t n_blocks = (n_q + q_block - 1) / q_block;
+  // Too few tasks for the threads (decode): split each KV head's query heads.
+  const int64_t want = 2 * static_cast<int64_t>(pool.size());
+  const int64_t n_chunks = std::min(group, std::max<int64_t>(1, (want + n_blocks * n_kv - 1) / (n_blocks * n_kv)));
+  const int64_t chunk = (group + n_chunks - 1) / n_chunks;
+  const size_t pairs = static_cast<size_t>(q_block * chunk);
   if (scratch.threads.size() < static_cast<size_t>(pool.size())) scratch.threads.resize(static_cast<size_t>(pool.size()));
-  // Sized here, on the calling thread: a worker that gets its first task in a later call
-  // must not allocate then.
+  // Sized here, on the calling thread: a worker must not allocate inside the task.
   for (auto& t : scratch.threads) {
-    t.qf.reserve(static_cast<size_t>(a.q.ne[0]));
-    t.qa.reserve(c.q_act);
-    t.acc.reserve(static_cast<size_t>(dv));
-    t.vrow.reserve(static_cast<size_t>(dv));
-    t.s.reserve(kTile);
+    t.qf.resize(static_cast<size_t>(a.q.ne[0]));
+    t.qa.resize(c.q_act * pairs);
+    t.acc.resize(static_cast<size_t>(dv) * pairs);
+    t.vtile.resize(static_cast<size_t>(dv * kTile));
+    t.s.resize(kTile);
+    t.m.resize(pairs);
+    t.l.resize(pairs);
   }
-  pool.run(a.q.ne[2] * n_heads, [&](int64_t task, int thread) {
-    const int64_t qi = task / n_heads, h = task % n_heads, kvh = h / group;
+  // Later query blocks see more keys: they go first so the short ones fill in at the end.
+  pool.run(n_blocks * n_kv * n_chunks, [&](int64_t task, int thread) {
+    const int64_t blk = n_blocks - 1 - task / (n_kv * n_chunks), kvh = task / n_chunks % n_kv;
+    const int64_t q0 = blk * q_block, q1 = std::min(n_q, q0 + q_block);
+    const int64_t h0 = kvh * group + task % n_chunks * chunk, h1 = std::min(kvh * group + group, h0 + chunk);
+    if (h0 >= h1) return;
+    const int64_t hc = h1 - h0;
     auto& sc = scratch.threads[static_cast<size_t>(thread)];
-    query_act(c, qi, h, sc.qf, sc.qa);
-    sc.acc.resize(static_cast<size_t>(dv));
-    std::fill(sc.acc.begin(), sc.acc.end(), 0.f);
-    sc.vrow.resize(static_cast<size_t>(dv));
-    sc.s.resize(kTile);
-    float m = -INFINITY, l = 0;
-    const int64_t n = visible(a, qi);
-    for (int64_t t0 = 0; t0 < n; t0 += kTile) {
-      const int64_t t1 = std::min(n, t0 + kTile);
-      float tile_max = -INFINITY;
-      for (int64_t p = t0; p < t1; ++p) {
-        sc.s[static_cast<size_t>(p - t0)] = c.kdot.dot(a.k.dim, c.krow(p, kvh), sc.qa.data()) * a.scale;
-        tile_max = std::max(tile_max, sc.s[static_cast<size_t>(p - t0)]);
+    int64_t n_max = 0;
+    for (int64_t qi = q0; qi < q1; ++qi) {
+      n_max = std::max(n_max, visible(a, qi));
+      for (int64_t h = h0; h < h1; ++h) {
+        const size_t pr = static_cast<size_t>((qi - q0) * hc + (h - h0));
+        c.kdot.quantize_act(a.q.ne[0], query_row(c, qi, h, sc.qf), sc.qa.data() + pr * c.q_act);
+        std::fill_n(sc.acc.data() + pr * static_cast<size_t>(dv), dv, 0.f);
+        sc.m[pr] = -INFINITY;
+        sc.l[pr] = 0;
       }
-      // Online softmax: rescale what was accumulated when the running maximum grows.
-      const float m_new = std::max(m, tile_max);
-      const float corr = std::exp(m - m_new);
-      l *= corr;
-      for (auto& v : sc.acc) v *= corr;
-      for (int64_t p = t0; p < t1; ++p) {
-        const float w = std::exp(sc.s[static_cast<size_t>(p - t0)] - m_new);
-        l += w;
-        (void)dequantize_row(a.v.type, c.vrow(p, kvh), sc.vrow.data(), dv);
-        for (int64_t j = 0; j < dv; ++j) sc.acc[static_cast<size_t>(j)] += w * sc.vrow[static_cast<size_t>(j)];
-      }
-      m = m_new;
     }
-    const float inv = l > 0 ? 1.0f / l : 0.0f;  // a query that sees no key yields zeros
-    for (int64_t j = 0; j < dv; ++j) a.out.at(j, h, qi) = sc.acc[static_cast<size_t>(j)] * inv;
+    for (int64_t t0 = 0; t0 < n_max; t0 += kTile) {
+      for (int64_t p = t0; p < std::min(n_max, t0 + kTile); ++p)
+        (void)dequantize_row(a.v.type, c.vrow(p, kvh), sc.vtile.data() + (p - t0) * dv, dv);
+      for (int64_t qi = q0; qi < q1; ++qi) {
+        const int64_t t1 = std::min(visible(a, qi), t0 + kTile);
+        if (t1 <= t0) continue;
+        for (int64_t h = h0; h < h1; ++h) {
+          const size_t pr = static_cast<size_t>((qi - q0) * hc + (h - h0));
+          const uint8_t* qa = sc.qa.data() + pr * c.q_act;
+          float* acc = sc.acc.data() + pr * static_cast<size_t>(dv);
+          float* s = sc.s.data();
+          float tile_max = -INFINITY;
+          for (int64_t p = t0; p < t1; ++p) {
+            s[p - t0] = c.kdot.dot(a.k.dim, c.krow(p, kvh), qa) * a.scale;
+            tile_max = std::max(tile_max, s[p - t0]);
+          }
+          // Online softmax: rescale what was accumulated when the running maximum grows.
+          const float m_new = std::max(sc.m[pr], tile_max);
+          const float corr = std::exp(sc.m[pr] - m_new);
+          float l = sc.l[pr] * corr;
+          for (int64_t j = 0; j < dv; ++j) acc[j] *= corr;
+          for (int64_t p = t0; p < t1; ++p) {
+            const float w = std::exp(s[p - t0] - m_new);
+            l += w;
+            const float* vr = sc.vtile.data() + (p - t0) * dv;
+            for (int64_t j = 0; j < dv; ++j) acc[j] += w * vr[j];
+          }
+          sc.m[pr] = m_new;
+          sc.l[pr] = l;
+        }
+      }
+    }
+    for (int64_t qi = q0; qi < q1; ++qi)
+      for (int64_t h = h0; h < h1; ++h) {
+        const size_t pr = static_cast<size_t>((qi - q0) * hc + (h - h0));
+        const float* acc = sc.acc.data() + pr * static_cast<size_t>(dv);
+        const float inv = sc.l[pr] > 0 ? 1.0f / sc.l[pr] : 0.0f;  // a query that sees no key yields zeros
+        for (int64_t j = 0; j < dv; ++j) a.out.at(j, h, qi) = acc[j] * inv;
+      }
   });
   return Status::ok();
 }

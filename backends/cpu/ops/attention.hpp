@@ -42,7 +42,7 @@ struct AttentionArgs {
 /// Per-thread working memory of attention(), kept by the caller so calls reuse it.
 struct AttentionScratch {
   struct alignas(64) PerThread {
-    std::vector<float> qf, vrow, acc, s;
+    std::vector<float> qf, vtile, acc, s, m, l;
     std::vector<uint8_t> qa;
   };
   std::vector<PerThread> threads;
@@ -50,7 +50,9 @@ struct AttentionScratch {
 
 /// Flash-style: keys in tiles with an online softmax, so no n_ctx-sized score buffer;
 /// scores through the dot kernels (q converted to the K type's dot type, as llama.cpp's CPU
-/// path does); threads over (query, head).
+/// path does). A task takes a block of queries and the query heads of one KV head, so each
+/// tile of V rows is converted once for all of them; each (query, head) output is computed
+/// by one thread in the same order whatever the thread count.
 Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool, AttentionScratch& scratch);
 /// The same with scratch memory of its own.
 Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool);
