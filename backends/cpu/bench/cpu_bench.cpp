@@ -2,17 +2,27 @@
 //   memory_bandwidth/threads:N   reading a 1 GiB buffer, the ceiling for memory-bound GEMV
 //   gemv/<TYPE>/threads:N        one activation row against a weight matrix far larger than
 //                                any cache; bytes_per_second counts weight bytes only
+//   moe_layer/tokens:N           one MoE FFN (gate, up, SwiGLU, down over 256 experts, 8 used, the
+//                                35B-A3B's shapes) through the Executor, as the runtime runs it;
+//                                N = 1 is a decode step, 512 a prefill ubatch
+//   dot_cached/<TYPE>            one thread, weights that fit in L2: the kernel's compute
+//                                ceiling in weight bytes per CPU second (what a GEMV could
+//                                stream at most), immune to other processes' memory traffic
+//   gemm/<TYPE>/threads:N/m:M    prefill: M activation rows; GFLOP/s and weight bytes/s
 // Run: build/bin/switchyard-bench-cpu [--benchmark_filter=...]; SWITCHYARD_CPU_ISA picks
 // the kernel path. Compare gemv GB/s with memory_bandwidth GB/s of the same run.
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "executor.hpp"
 #include "matmul.hpp"
+#include "switchyard/graph.hpp"
 #include "switchyard/quant.hpp"
 
 using namespace sy;
@@ -78,7 +88,36 @@ void gemv(benchmark::State& state, StorageType type) {
   state.SetLabel(std::string(isa_name(isa)));
 }
 
-// Prefill: m activation rows against a 4096 x 4096 matrix; reports GFLOP/s (2 per MAC).
+// The kernel alone on cached data: 256 KiB of weight rows against one activation row.
+// Measured in CPU time, so a busy machine slows the run but not the figure much.
+void dot_cached(benchmark::State& state, StorageType type) {
+  const int64_t k = 4096;
+  const Isa isa = detect_isa();
+  const DotKernel kern = dot_kernel(type, isa);
+  const size_t row_bytes = *storage_row_bytes(type, k);
+  const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>((size_t{256} << 10) / row_bytes));
+  std::vector<uint8_t> w(row_bytes * static_cast<size_t>(rows));
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> row(k);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : row) v = nd(rng);
+    (void)quantize_row(type, row.data(), w.data() + static_cast<size_t>(r) * row_bytes, k);
+  }
+  for (auto& v : row) v = nd(rng);
+  std::vector<uint8_t> act(*storage_row_bytes(kern.act_type, k));
+  kern.quantize_act(k, row.data(), act.data());
+  float sink = 0;
+  for (auto _ : state) {
+    for (int64_t r = 0; r < rows; ++r) sink += kern.dot(k, w.data() + static_cast<size_t>(r) * row_bytes, act.data());
+    benchmark::DoNotOptimize(sink);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
+  state.SetLabel(std::string(isa_name(isa)));
+}
+
+// Prefill: m activation rows against a 4096 x 4096 matrix; reports GFLOP/s (2 per MAC)
+// and weight bytes per second (each pass reads the matrix once).
 void gemm(benchmark::State& state, StorageType type) {
   const int threads = static_cast<int>(state.range(0));
   const int64_t k = 4096, rows = 4096, m = state.range(1);
@@ -103,6 +142,86 @@ void gemm(benchmark::State& state, StorageType type) {
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(k * rows * m) * static_cast<double>(state.iterations()) / 1e9,
                                                   benchmark::Counter::kIsRate);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
+  state.SetLabel(std::string(isa_name(isa)));
+}
+
+GraphTensor dense_tensor(StorageType type, void* data, int64_t ne0, int64_t ne1, int64_t ne2 = 1) {
+  GraphTensor t;
+  t.type = type;
+  t.data = data;
+  t.ne[0] = ne0, t.ne[1] = ne1, t.ne[2] = ne2;
+  t.nb[0] = static_cast<int64_t>(storage_type_info(type).block_bytes);
+  t.nb[1] = static_cast<int64_t>(*storage_row_bytes(type, static_cast<uint64_t>(ne0)));
+  t.nb[2] = t.nb[1] * ne1;
+  t.nb[3] = t.nb[2] * ne2;
+  return t;
+}
+
+// Expert weights: every expert gets its own random rows, so no two experts share cache lines.
+std::vector<uint8_t> expert_weights(StorageType type, int64_t k, int64_t rows, int64_t experts, uint32_t seed) {
+  const size_t row_bytes = *storage_row_bytes(type, static_cast<uint64_t>(k));
+  std::vector<uint8_t> w(row_bytes * static_cast<size_t>(rows * experts));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> row(static_cast<size_t>(k));
+  for (int64_t r = 0; r < rows * experts; ++r) {
+    for (auto& v : row) v = nd(rng);
+    (void)quantize_row(type, row.data(), w.data() + static_cast<size_t>(r) * row_bytes, k);
+  }
+  return w;
+}
+
+// One MoE FFN as the model builds it (runtime/model/layers.cpp moe()): gate and up over the
+// shared input, SwiGLU, down over one row per chosen expert. Decode steps rotate through the
+// experts, as real routing does, so their weights come from memory, not from the last
+// iteration's cache; prefill uses one fixed routing with 8 distinct experts per token.
+void moe_layer(benchmark::State& state) {
+  const int64_t embd = 2048, ff = 512, experts = 256, used = 8, n = state.range(0);
+  const auto wg = expert_weights(StorageType::Q4_K, embd, ff, experts, 11);
+  const auto wu = expert_weights(StorageType::Q4_K, embd, ff, experts, 12);
+  const auto wd = expert_weights(StorageType::Q6_K, ff, embd, experts, 13);
+  std::vector<float> x(static_cast<size_t>(embd * n)), gate(static_cast<size_t>(ff * used * n)), up(gate.size()),
+      h(gate.size()), y(static_cast<size_t>(embd * used * n));
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (auto& v : x) v = nd(rng);
+  std::vector<int32_t> ids(static_cast<size_t>(used * n));
+  std::vector<int32_t> all(static_cast<size_t>(experts));
+  for (int64_t e = 0; e < experts; ++e) all[static_cast<size_t>(e)] = static_cast<int32_t>(e);
+  for (int64_t t = 0; t < n; ++t) {
+    std::shuffle(all.begin(), all.end(), rng);
+    std::copy(all.begin(), all.begin() + used, ids.begin() + t * used);
+  }
+  const GraphTensor tensors[] = {
+      dense_tensor(StorageType::Q4_K, const_cast<uint8_t*>(wg.data()), embd, ff, experts),
+      dense_tensor(StorageType::Q4_K, const_cast<uint8_t*>(wu.data()), embd, ff, experts),
+      dense_tensor(StorageType::Q6_K, const_cast<uint8_t*>(wd.data()), ff, embd, experts),
+      dense_tensor(StorageType::F32, x.data(), embd, 1, n),
+      dense_tensor(StorageType::I32, ids.data(), used, n),
+      dense_tensor(StorageType::F32, gate.data(), ff, used, n),
+      dense_tensor(StorageType::F32, up.data(), ff, used, n),
+      dense_tensor(StorageType::F32, h.data(), ff, used, n),
+      dense_tensor(StorageType::F32, y.data(), embd, used, n)};
+  GraphNode nodes[4];
+  nodes[0].op = nodes[1].op = nodes[3].op = OpKind::matmul_id;
+  nodes[0].src[0] = 0, nodes[0].src[1] = 3, nodes[0].src[2] = 4, nodes[0].dst = 5;
+  nodes[1].src[0] = 1, nodes[1].src[1] = 3, nodes[1].src[2] = 4, nodes[1].dst = 6;
+  nodes[2].op = OpKind::swiglu, nodes[2].src[0] = 5, nodes[2].src[1] = 6, nodes[2].dst = 7;
+  nodes[3].src[0] = 2, nodes[3].src[1] = 7, nodes[3].src[2] = 4, nodes[3].dst = 8;
+  const SubGraph g{tensors, nodes, 1};
+  ThreadPool pool(all_threads());
+  Executor exec(detect_isa(), pool);
+  int32_t step = 0;
+  for (auto _ : state) {
+    if (n == 1)
+      for (int64_t j = 0; j < used; ++j) ids[static_cast<size_t>(j)] = static_cast<int32_t>((step * used + j) % experts);
+    ++step;
+    if (auto st = exec.run(g); !st) state.SkipWithError(st.message().c_str());
+    benchmark::ClobberMemory();
+  }
+  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(n * state.iterations()), benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(isa_name(detect_isa())) + ", " + std::to_string(all_threads()) + " threads");
 }
 
 void register_all() {
@@ -113,10 +232,18 @@ void register_all() {
     benchmark::RegisterBenchmark(("gemv/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { gemv(s, type); })
         ->Arg(1)->Arg(t)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
-  for (auto type : {StorageType::Q4_K, StorageType::Q8_0, StorageType::Q6_K})
+  for (auto type : {StorageType::Q4_K, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q4_0, StorageType::Q5_K,
+                    StorageType::IQ4_XS, StorageType::Q4_1, StorageType::Q5_0, StorageType::Q5_1, StorageType::IQ4_NL,
+                    StorageType::Q2_K, StorageType::Q3_K, StorageType::BF16, StorageType::F16})
+    benchmark::RegisterBenchmark(("dot_cached/" + std::string(storage_type_name(type))).c_str(),
+                                 [type](benchmark::State& s) { dot_cached(s, type); })
+        ->Unit(benchmark::kMicrosecond);
+  for (auto type : {StorageType::Q4_K, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q4_0, StorageType::Q5_K,
+                    StorageType::IQ4_XS})
     benchmark::RegisterBenchmark(("gemm/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { gemm(s, type); })
         ->Args({t, 64})->Args({t, 256})->ArgNames({"threads", "m"})->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("moe_layer", moe_layer)->Arg(1)->Arg(512)->ArgName("tokens")->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace

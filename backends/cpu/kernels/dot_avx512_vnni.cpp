@@ -1,80 +1,163 @@
-// AVX-512 VNNI variants (vpdpbusd: u8 x s8 products summed into int32 in one instruction)
-// for the 32-element types where it removes work: Q4_0 needs no sign fix-up at all, since
-// sum((q - 8) * y) = sum(q * y) - 8 * sum(y) with q unsigned.
-#include "simd_avx512.hpp"
+// AVX-512 VNNI kernels for the 32-element block types against Q8_0 activations (vpdpbusd:
+// u8 x s8 products summed into int32 with no intermediate saturation, so every sum is the
+// scalar reference's exact integer). Signed weight levels are made unsigned with an offset
+// o (level + o in 0..255) and the offset is taken back as o * sum(y); both terms come from
+// vpdpbusd. Two blocks per 512-bit step: bytes 0..31 block 0, 32..63 block 1.
+//
+// Where the time went before: per pair of blocks, four scalar f16 conversions and their
+// broadcasts (shuffle-port work) cost more than the integer dot itself. Here the four
+// half-precision scales are packed in a general register, converted in one instruction
+// and spread over the lanes with one permute; nibbles are loaded with broadcasts (load
+// ports) and split with a variable shift instead of inserts.
+#include <cstring>
+
+#include "dot_avx512_vnni_common.hpp"
 
 namespace sy::cpu {
 namespace {
 
 using namespace avx512;
+using namespace avx512_vnni;
 
-float dot_q4_0(int64_t n, const void* w, const void* a) {
+// Levels of two blocks as unsigned bytes, in the activations' element order.
+struct Q4_0L {  // nibble - 8
+  static constexpr int bytes = 18, offset = 8;
+  static __m512i levels(const u8* b0, const u8* b1, const Consts& c) { return nibbles2(b0 + 2, b1 + 2, c); }
+};
+struct Q8_0L {  // int8 + 128
+  static constexpr int bytes = 34, offset = 128;
+  static __m512i levels(const u8* b0, const u8* b1, const Consts& c) {
+    return _mm512_xor_si512(join(load256(b0 + 2), load256(b1 + 2)), c.k80);
+  }
+};
+struct Q5_0L {  // (nibble | high bit << 4) - 16
+  static constexpr int bytes = 22, offset = 16;
+  static __m512i levels(const u8* b0, const u8* b1, const Consts& c) {
+    return high_bits(nibbles2(b0 + 6, b1 + 6, c), b0 + 2, b1 + 2, c);
+  }
+};
+struct IQ4_NLL {  // table value + 128
+  static constexpr int bytes = 18, offset = 128;
+  static __m512i levels(const u8* b0, const u8* b1, const Consts& c) {
+    return _mm512_shuffle_epi8(c.iq4_u, nibbles2(b0 + 2, b1 + 2, c));
+  }
+};
+// Affine types: d * sum(u y) + m * sum(y), u unsigned.
+struct Q4_1L {
+  static constexpr int bytes = 20;
+  static __m512i levels(const u8* b0, const u8* b1, const Consts& c) { return nibbles2(b0 + 4, b1 + 4, c); }
+};
+struct Q5_1L {
+  static constexpr int bytes = 24;
+  static __m512i levels(const u8* b0, const u8* b1, const Consts& c) {
+    return high_bits(nibbles2(b0 + 8, b1 + 8, c), b0 + 4, b1 + 4, c);
+  }
+};
+
+template <class L>
+float sym32(int64_t n, const void* w, const void* a) {
+  const Consts c;
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
-  __m512 acc = _mm512_setzero_ps();
-  const __m512i eight = _mm512_set1_epi8(8);
+  const __m512i off = _mm512_set1_epi8(static_cast<char>(L::offset));
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   const int64_t nb = n / 32;
   int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, wb += 36, ab += 68) {
-    const __m512i q = join(nibbles(wb + 2), nibbles(wb + 20));
-    const __m512i y = join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2)),
-                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 36)));
-    const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q, y),
-                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, y));
-    acc = _mm512_fmadd_ps(join(f16(wb) * f16(ab), f16(wb + 18) * f16(ab + 34)), _mm512_cvtepi32_ps(p), acc);
+  auto step = [&](const u8* w0, const u8* w1, const u8* a0, const u8* a1, __m512& acc) {
+    const __m512i y = join(load256(a0 + 2), load256(a1 + 2));
+    const __m512i u = L::levels(w0, w1, c);
+    const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y),
+                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), off, y));
+    acc = _mm512_fmadd_ps(scales2(w0, w1, a0, a1, c), _mm512_cvtepi32_ps(p), acc);
+  };
+  // Two independent accumulators: one would chain every step on the FMA latency.
+  for (; i + 4 <= nb; i += 4, wb += 4 * L::bytes, ab += 4 * 34) {
+    step(wb, wb + L::bytes, ab, ab + 34, acc0);
+    step(wb + 2 * L::bytes, wb + 3 * L::bytes, ab + 68, ab + 102, acc1);
   }
-  float s = _mm512_reduce_add_ps(acc);
+  for (; i + 2 <= nb; i += 2, wb += 2 * L::bytes, ab += 68) step(wb, wb + L::bytes, ab, ab + 34, acc0);
+  // An odd last block pairs with itself against zero activations.
   if (i < nb) {
-    const __m512i q = join(nibbles(wb + 2), _mm256_setzero_si256());
-    const __m512i y = join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2)), _mm256_setzero_si256());
-    const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q, y),
-                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, y));
-    s += f16(wb) * f16(ab) * static_cast<float>(_mm512_reduce_add_epi32(p));
+    const __m512i y = join(load256(ab + 2), _mm256_setzero_si256());
+    const __m512i u = L::levels(wb, wb, c);
+    const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y),
+                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), off, y));
+    acc1 = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb) * f16(ab)), _mm512_cvtepi32_ps(p), acc1);
   }
-  return s;
+  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 }
 
-// Q8_0 x Q8_0: signs move to y (|x| is unsigned), then one vpdpbusd.
-inline __m512i dot_i8_vnni(__m512i x, __m512i y) {
-  const __mmask64 neg = _mm512_movepi8_mask(x);
-  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(x),
-                             _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y));
-}
-
-float dot_q8_0(int64_t n, const void* w, const void* a) {
+template <class L>
+float affine32(int64_t n, const void* w, const void* a) {
+  const Consts c;
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
-  __m512 acc = _mm512_setzero_ps();
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   const int64_t nb = n / 32;
   int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, wb += 68, ab += 68) {
-    const __m512i qx = join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2)),
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 36)));
-    const __m512i qy = join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2)),
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 36)));
-    acc = _mm512_fmadd_ps(join(f16(wb) * f16(ab), f16(wb + 34) * f16(ab + 34)), _mm512_cvtepi32_ps(dot_i8_vnni(qx, qy)), acc);
+  for (; i + 2 <= nb; i += 2, wb += 2 * L::bytes, ab += 68) {
+    const __m512i y = join(load256(ab + 2), load256(ab + 36));
+    const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), L::levels(wb, wb + L::bytes, c), y);
+    const __m512i ys = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, y);
+    __m512 d, m;
+    scales2_affine(wb, wb + L::bytes, ab, ab + 34, c, d, m);
+    acc0 = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(p), acc0);
+    acc1 = _mm512_fmadd_ps(m, _mm512_cvtepi32_ps(ys), acc1);
   }
-  float s = _mm512_reduce_add_ps(acc);
   if (i < nb) {
-    const __m512i p = dot_i8_vnni(join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2)), _mm256_setzero_si256()),
-                                  join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2)), _mm256_setzero_si256()));
-    s += f16(wb) * f16(ab) * static_cast<float>(_mm512_reduce_add_epi32(p));
+    const __m512i y = join(load256(ab + 2), _mm256_setzero_si256());
+    const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), L::levels(wb, wb, c), y);
+    const __m512i ys = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, y);
+    const float da = f16(ab);
+    acc0 = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb) * da), _mm512_cvtepi32_ps(p), acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb + 2) * da), _mm512_cvtepi32_ps(ys), acc1);
   }
-  return s;
+  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+// The prefill micro-kernel for the symmetric types: the weight levels and scales of a
+// block pair are unpacked once for four activation rows.
+template <class L>
+void dot4_sym32(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  const Consts c;
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  const __m512i off = _mm512_set1_epi8(static_cast<char>(L::offset));
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  const int64_t nb = n / 32;
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2, wb += 2 * L::bytes, ab += 68) {
+    const __m512i u = L::levels(wb, wb + L::bytes, c);
+    const __m128 dw = f16x2(wb, wb + L::bytes);
+    for (int r = 0; r < 4; ++r) {
+      const u8* ar = ab + r * stride;
+      const __m512i y = join(load256(ar + 2), load256(ar + 36));
+      const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y),
+                                         _mm512_dpbusd_epi32(_mm512_setzero_si512(), off, y));
+      const __m128 da = f16x2(ar, ar + 34);
+      acc[r] = _mm512_fmadd_ps(spread2(_mm_mul_ps(dw, da), c), _mm512_cvtepi32_ps(p), acc[r]);
+    }
+  }
+  float tail[4] = {0, 0, 0, 0};
+  if (i < nb)
+    for (int r = 0; r < 4; ++r) tail[r] = sym32<L>(32, wb, ab + r * stride);
+  for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) + tail[r];
 }
 
 }  // namespace
 
 DotKernel dot_kernel_avx512_vnni(StorageType w) {
   using T = StorageType;
+  auto q0 = [](DotFn f, Dot4Fn f4) { return DotKernel{T::Q8_0, f, act_q8_0, Isa::avx512, f4}; };
   switch (w) {
-    case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx512};
-    case T::Q8_0: {
-      DotKernel k = dot_kernel_avx512(w);  // keeps the 4-row kernel
-      k.dot = dot_q8_0;
-      return k;
-    }
-    default: return {};
+    case T::Q4_0: return q0(sym32<Q4_0L>, dot4_sym32<Q4_0L>);
+    case T::Q8_0: return q0(sym32<Q8_0L>, dot4_sym32<Q8_0L>);
+    case T::Q5_0: return q0(sym32<Q5_0L>, dot4_sym32<Q5_0L>);
+    case T::IQ4_NL: return q0(sym32<IQ4_NLL>, dot4_sym32<IQ4_NLL>);
+    case T::Q4_1: return q0(affine32<Q4_1L>, nullptr);
+    case T::Q5_1: return q0(affine32<Q5_1L>, nullptr);
+    default: return dot_kernel_avx512_vnni_k(w);
   }
 }
 
