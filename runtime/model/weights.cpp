@@ -10,6 +10,7 @@
 
 #include "graph/graph.hpp"
 #include "log/log.hpp"
+#include "model/prefault.hpp"
 #include "planner/model_desc.hpp"
 #include "switchyard/quant.hpp"
 
@@ -107,6 +108,7 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
   const bool host_maps = devices[host_dev]->info().reads_host_memory;
   std::set<std::pair<int, StorageType>> told;
   std::vector<Pending> uploads;
+  std::vector<MappedRange> mapped;  // read in place by the host: prefaulted below
   for (size_t i = 0; i < descs.size(); ++i) {
     const TensorDesc& d = descs[i];
     GraphTensor t = shaped(d);
@@ -151,6 +153,7 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
         t.data = const_cast<std::byte*>(view->data());  // weights are only read
         w.mapped_bytes_ += view->size();
         lock(view->data(), view->size());
+        mapped.emplace_back(view->data(), view->size());
         w.tensors_.emplace(d.name, t);
         continue;
       }
@@ -235,6 +238,8 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
         w.replicas_.push_back({original, dv, t});
       }
     }
+  // Locked pages are already resident.
+  if (!opts.mlock) w.prefaulted_bytes_ = prefault(mapped);
   // llama.cpp's behaviour: a failed lock is a warning, since the model still runs.
   if (lock_failed)
     lg->warn("model.mlock: could not lock the weights in RAM ({}; {} locked); raise the memlock limit (ulimit -l, "

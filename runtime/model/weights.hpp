@@ -66,6 +66,8 @@ class Weights {
   [[nodiscard]] uint64_t mapped_bytes() const { return mapped_bytes_; }
   /// Bytes locked in RAM by mlock.
   [[nodiscard]] uint64_t locked_bytes() const { return locked_bytes_; }
+  /// Bytes of the mapping whose page tables were filled at load (model/prefault.hpp).
+  [[nodiscard]] uint64_t prefaulted_bytes() const { return prefaulted_bytes_; }
   /// Per device index: the bytes placed there.
   [[nodiscard]] const std::vector<PlacedBytes>& placed() const { return placed_; }
 
@@ -86,6 +88,7 @@ class Weights {
   uint64_t bytes_ = 0;
   uint64_t mapped_bytes_ = 0;
   uint64_t locked_bytes_ = 0;
+  uint64_t prefaulted_bytes_ = 0;
 };
 
 }  // namespace sy::model
