@@ -79,6 +79,12 @@ const std::vector<Example>& examples() {
       {"conformance", "switchyard conformance mybackend --plugin-path build/plugins --device 1",
        "An out-of-tree backend from its build folder, on its second device."},
 
+      {"bench", "switchyard bench -m model.gguf", "Prompt (512 tokens) and generation (128) speed, 5 fresh processes each."},
+      {"bench", "switchyard bench -m model.gguf -p 512 -n 64 -t 2,4 -d 0,4096 -r 3 --json",
+       "Every combination of the lists, 3 repetitions, as one JSON object."},
+      {"bench", "switchyard bench -m model.gguf -p 512 -n 64 -t 2 -r 3 --compare llama-bench/llama-bench",
+       "Alternate with llama.cpp's llama-bench on the same file; both rows and the ratios of the medians."},
+
       {"help", "switchyard help", "List the commands."},
       {"help", "switchyard help run", "One command's options and examples (the same as switchyard run --help)."},
 

@@ -313,8 +313,8 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f, unsigned g) {
     cmd.add_option("--cache-type-k", f.cache_type_k, "KV cache type: f16, q8_0, ...; -ctk (context.kv_type)");
     cmd.add_option("--cache-type-v", f.cache_type_v, "Must equal -ctk: one type holds K and V; -ctv (context.kv_type)");
   }
-  if (g & kBackendFlags) {
-    cmd.add_option("-t,--threads", f.threads, "CPU threads, -1 = auto (backends[cpu].threads)");
+  if (g & kBackendFlags) cmd.add_option("-t,--threads", f.threads, "CPU threads, -1 = auto (backends[cpu].threads)");
+  if (g & (kBackendFlags | kDeviceFlags)) {
     cmd.add_option("--device", f.device,
                    "GPU devices to use, e.g. vulkan0 or cuda0,cuda1, or none; -dev (backends[].devices)");
     cmd.add_flag("--list-devices", f.list_devices, "List the devices of every installed backend and exit");

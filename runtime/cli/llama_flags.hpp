@@ -22,6 +22,7 @@ enum FlagGroups : unsigned {
   kBackendFlags = 1u << 3,    ///< -t, -dev, --list-devices
   kPlacementFlags = 1u << 4,  ///< -ngl, --n-cpu-moe, --cpu-moe, -ot
   kSamplingFlags = 1u << 5,   ///< -s, --temp, --top-k, --top-p, --min-p, penalties
+  kDeviceFlags = 1u << 6,     ///< -dev, --list-devices without -t (bench takes -t as its own list)
   kAllRunFlags = kSourceFlags | kModelFlags | kContextFlags | kBackendFlags | kPlacementFlags | kSamplingFlags,
 };
 

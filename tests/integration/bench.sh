@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# `switchyard bench` on the demo model: the JSON's rows and figures, the CSV header, the
+# markdown table, errors for bad lists, and --compare against a fake llama-bench
+# (fake_llama_bench.sh) that reports 100 prompt and 10 generation tokens/s.
+set -uo pipefail
+exe="$1"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+. "$here/check.sh"
+
+m="$tmp/demo.gguf"
+"$exe" synth -o "$m" > /dev/null 2>&1 || { echo "FAIL [synth]"; exit 1; }
+small=(--bandwidth-mib 16)  # the default 1 GiB read is too slow for CI's two cores
+
+"$exe" bench -m "$m" -p 16 -n 4 -t 1,2 -r 2 "${small[@]}" --json > "$tmp/b.json" 2> "$tmp/b.err"
+check "bench --json: rows, figures and samples" 0 "^ok$" -- python3 - "$tmp/b.json" "$m" <<'PY'
+import json, os, sys
+j = json.load(open(sys.argv[1]))
+size = os.path.getsize(sys.argv[2])
+rows = j["rows"]
+assert len(rows) == 2, len(rows)  # -t 1,2
+assert [r["n_threads"] for r in rows] == [1, 2]
+assert j["build"]["version"] and j["machine"]["cpu"]
+assert all(b["bytes_per_s"] > 0 for b in j["machine"]["bandwidth"])
+for r in rows:
+    assert (r["n_prompt"], r["n_gen"], r["n_depth"], r["repetitions"]) == (16, 4, 0, 2), r
+    assert len(r["samples"]) == 2 and len(r["pp_ts"]["samples"]) == 2 and len(r["tg_ts"]["samples"]) == 2
+    for s in r["samples"]:
+        assert s["load_ms"] > 0 and s["prompt_ms"] > 0 and s["gen_ms"] > 0 and s["peak_rss_bytes"] > 0
+        assert s["ttft_ms"] >= s["prompt_ms"]
+    # tokens/s are the tokens over the sample's time
+    for s, ts in zip(r["samples"], r["pp_ts"]["samples"]):
+        assert abs(ts - 16 * 1000 / s["prompt_ms"]) < 1e-6 * ts
+    pp = r["pp_ts"]["samples"]
+    assert abs(r["pp_ts"]["mean"] - sum(pp) / 2) < 1e-9 * r["pp_ts"]["mean"]
+    assert r["peak_rss_bytes"] == max(s["peak_rss_bytes"] for s in r["samples"])
+    assert r["file_bytes"] == size
+    assert abs(r["rss_over_file"] - r["peak_rss_bytes"] / size) < 1e-9
+    b = r["bytes_per_token"]
+    assert b["total"] > 0 and b["experts"] > 0 and b["kv"] > 0 and b["state"] > 0
+    assert r["bandwidth_share"] > 0
+    assert abs(r["bandwidth_share"] - b["total"] * r["tg_ts"]["mean"] / r["bandwidth_bytes_per_s"]) < 1e-9
+print("ok")
+PY
+
+check "bench --csv: header and one line per row" 0 "^ok$" -- bash -c \
+  '"$1" bench -m "$2" -p 16 -n 0,4 -r 1 --bandwidth-mib 0 --csv 2>/dev/null | python3 -c "
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+assert len(rows) == 2, rows
+assert [r[\"n_gen\"] for r in rows] == [\"0\", \"4\"]
+assert float(rows[0][\"pp_ts\"]) > 0 and float(rows[0][\"tg_ts\"]) == 0 and float(rows[1][\"tg_ts\"]) > 0
+print(\"ok\")"' _ "$exe" "$m"
+check "bench: llama-bench's markdown table, pp and tg lines" 0 \
+  "^\| model \| size \| params \| backend \| threads \| test \| t/s .*
+.*
+\| demo.gguf \| .* \| pp16 \| [0-9.]+ ± [0-9.]+ \|.*
+\| demo.gguf \| .* \| tg4 @ d8 \| [0-9.]+ ± [0-9.]+ \|" -- "$exe" bench -m "$m" -p 16 -n 4 -d 8 -r 1 --bandwidth-mib 0
+
+check "bench --profile --json: per-op tables of a prefill and a decode step" 0 '"profile":\{"prefill":.*"decode":' \
+  -- "$exe" bench -m "$m" -p 16 -n 4 -r 1 --bandwidth-mib 0 --profile --json
+
+check "bench: a bad -p item is named" 1 "^switchyard bench: -p 'x': expected integers from 0 to" -- "$exe" bench -m "$m" -p 16,x
+check "bench: a negative depth is refused" 1 "^switchyard bench: -d '-1':" -- "$exe" bench -m "$m" -d -1
+check "bench: -p 0 -n 0 measures nothing" 1 "measures nothing" -- "$exe" bench -m "$m" -p 0 -n 0
+check "bench: -r 0 is refused" 2 "repetitions.*must be an integer from 1 to 1000" -- "$exe" bench -m "$m" -r 0
+check "bench: a context too small for the row" 1 "-c 32 is too small for -p 64 -n 4 -d 0, which needs 65 positions" \
+  -- "$exe" bench -m "$m" -p 64 -n 4 -c 32
+check "bench: a missing model file" 1 "nope.gguf" -- "$exe" bench -m "$tmp/nope.gguf" -r 1
+check "bench --compare: a missing peer" 1 "--compare $tmp/nope: no such executable" \
+  -- "$exe" bench -m "$m" -p 16 -n 4 --compare "$tmp/nope"
+
+# --compare: ours then the peer's, per repetition; the peer's figures and the ratios.
+export FAKE_PEER_LOG="$tmp/peer.log"
+"$exe" bench -m "$m" -p 16 -n 4 -t 1 -r 3 -ctk q8_0 --bandwidth-mib 0 --compare "$here/fake_llama_bench.sh" --json \
+  > "$tmp/c.json" 2> "$tmp/c.err"
+check "bench --compare: both sides, the ratios, the peer once per repetition" 0 "^ok$" -- python3 - "$tmp/c.json" "$tmp/peer.log" "$m" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+calls = open(sys.argv[2]).read().splitlines()
+assert len(calls) == 3, calls
+assert all(c.startswith("-m " + sys.argv[3] + " -p 16 -n 4 -d 0 -r 1 -o json -t 1 -ngl 0") and "-ctk q8_0" in c for c in calls), calls
+(r,) = j["rows"]
+p = r["peer"]
+assert p["build_commit"] == "fake123" and p["build_number"] == 42
+assert p["pp_ts"]["samples"] == [100.0] * 3 and p["tg_ts"]["median"] == 10.0
+assert all(x > 0 for x in p["peak_rss_samples"])
+assert p["load_s_estimate"]["median"] >= 0
+q = r["ratio_ours_over_peer"]
+assert abs(q["pp_ts_median"] - r["pp_ts"]["median"] / 100.0) < 1e-9
+assert abs(q["tg_ts_median"] - r["tg_ts"]["median"] / 10.0) < 1e-9
+print("ok")
+PY
+check "bench --compare: markdown has our line, the peer's and the ratio" 0 \
+  "\| tg4 \| llama.cpp \| 10.00 ± 0.00 \| 10.00 \|.*
+.*\| tg4 \| ours / peer \| \| [0-9.]+x \|" \
+  -- "$exe" bench -m "$m" -p 16 -n 4 -r 1 --bandwidth-mib 0 --compare "$here/fake_llama_bench.sh"
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all bench checks passed"
