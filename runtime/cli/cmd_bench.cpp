@@ -264,6 +264,11 @@ int run_parent(BenchArgs a) {
       for (const auto& [th, bw] : info.bandwidth) std::cout << " " << bw / 1e9 << " GB/s (" << th << " threads)";
       std::cout << "; CPU: " << info.cpu << "\n";
     }
+    if (!results.front().peer.empty()) {
+      const auto& pr = results.front().peer.front().run;
+      std::cout << "peer: " << a.compare << ", llama.cpp build " << pr.build_commit << " (" << pr.build_number
+                << "), model type " << pr.model_type << "; its load time is its wall time less its timed samples\n";
+    }
     if (prof) std::cout << "\n" << bench::profile_markdown(*prof);
   }
   return 0;

@@ -52,14 +52,24 @@ assert len(rows) == 2, rows
 assert [r[\"n_gen\"] for r in rows] == [\"0\", \"4\"]
 assert float(rows[0][\"pp_ts\"]) > 0 and float(rows[0][\"tg_ts\"]) == 0 and float(rows[1][\"tg_ts\"]) > 0
 print(\"ok\")"' _ "$exe" "$m"
-check "bench: llama-bench's markdown table, pp and tg lines" 0 \
-  "^\| model \| size \| params \| backend \| threads \| test \| t/s .*
-.*
-\| demo.gguf \| .* \| pp16 \| [0-9.]+ ± [0-9.]+ \|.*
-\| demo.gguf \| .* \| tg4 @ d8 \| [0-9.]+ ± [0-9.]+ \|" -- "$exe" bench -m "$m" -p 16 -n 4 -d 8 -r 1 --bandwidth-mib 0
+# check_all NAME FILE REGEX...: every regex matches a line of FILE (grep -E reads a pattern
+# with newlines as alternatives, so each line is its own pattern).
+check_all() {
+  local name="$1" file="$2" re
+  shift 2
+  for re in "$@"; do
+    if ! grep -Eq -- "$re" "$file"; then
+      echo "FAIL [$name]: no line matches /$re/"; head -20 "$file"; failures=$((failures + 1)); return
+    fi
+  done
+  echo "ok   [$name]"
+}
 
-check "bench --profile --json: per-op tables of a prefill and a decode step" 0 '"profile":\{"prefill":.*"decode":' \
-  -- "$exe" bench -m "$m" -p 16 -n 4 -r 1 --bandwidth-mib 0 --profile --json
+"$exe" bench -m "$m" -p 16 -n 4 -d 8 -r 1 --bandwidth-mib 0 > "$tmp/t.md" 2>&1
+check_all "bench: llama-bench's markdown table, pp and tg lines" "$tmp/t.md" \
+  "^\| model \| size \| params \| backend \| threads \| test \| t/s \| ttft ms \| load s \| peak RSS \| RSS / file \| GB / token \| of bandwidth \|$" \
+  "^\| demo.gguf \| [0-9.]+ MiB \| [0-9.]+ M \| cpu \| auto \| pp16 @ d8 \| [0-9.]+ ± [0-9.]+ \| [0-9.]+ \|" \
+  "^\| demo.gguf \| [0-9.]+ MiB \| [0-9.]+ M \| cpu \| auto \| tg4 @ d8 \| [0-9.]+ ± [0-9.]+ \| +\| [0-9.]+ \| .* \| [0-9.]+ \| +\|$"
 
 check "bench: a bad -p item is named" 1 "^switchyard bench: -p 'x': expected integers from 0 to" -- "$exe" bench -m "$m" -p 16,x
 check "bench: a negative depth is refused" 1 "^switchyard bench: -d '-1':" -- "$exe" bench -m "$m" -d -1
@@ -92,10 +102,13 @@ assert abs(q["pp_ts_median"] - r["pp_ts"]["median"] / 100.0) < 1e-9
 assert abs(q["tg_ts_median"] - r["tg_ts"]["median"] / 10.0) < 1e-9
 print("ok")
 PY
-check "bench --compare: markdown has our line, the peer's and the ratio" 0 \
-  "\| tg4 \| llama.cpp \| 10.00 ± 0.00 \| 10.00 \|.*
-.*\| tg4 \| ours / peer \| \| [0-9.]+x \|" \
-  -- "$exe" bench -m "$m" -p 16 -n 4 -r 1 --bandwidth-mib 0 --compare "$here/fake_llama_bench.sh"
+"$exe" bench -m "$m" -p 16 -n 4 -r 1 --bandwidth-mib 0 --compare "$here/fake_llama_bench.sh" > "$tmp/c.md" 2>&1
+check_all "bench --compare: markdown has our line, the peer's, the ratio and the peer's build" "$tmp/c.md" \
+  "^\| demo.gguf \| auto \| tg4 \| switchyard \| [0-9.]+ ± [0-9.]+ \|" \
+  "^\| demo.gguf \| auto \| tg4 \| llama.cpp \| 10.00 ± 0.00 \| 10.00 \| 10.00-10.00 \|" \
+  "^\| demo.gguf \| auto \| tg4 \| ours / peer \| +\| [0-9.]+x \|" \
+  "^\| demo.gguf \| auto \| pp16 \| llama.cpp \| 100.00 ± 0.00 \|" \
+  "^peer: .*fake_llama_bench.sh, llama.cpp build fake123 \(42\)"
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all bench checks passed"
