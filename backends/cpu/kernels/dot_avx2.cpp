@@ -4,6 +4,7 @@
 
 #include "dot.hpp"
 #include "kquant_scales.hpp"
+#include "kquant_scales_simd.hpp"
 #include "switchyard/quant.hpp"
 #include "simd_avx2.hpp"
 
@@ -436,8 +437,10 @@ float dot_q3_k(int64_t n, const void* w, const void* a) {
     float da;
     std::memcpy(&da, ab, 4);
     const auto* q8 = ab + 4;
-    int sc[16];
-    q3k_scales(wb + 96, sc);
+    // One vector store read back a byte at a time forwards cheaply (the scalar unpacking's
+    // many small stores did not).
+    alignas(16) int8_t sc[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(sc), q3k_scales_i8(wb + 96));
     __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb));
     __m256i sumi = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {

@@ -1,6 +1,7 @@
 // AVX-512 kernels for the remaining weight types: two 32-element blocks (or two K-quant
 // 32/16-element groups) per 512-bit step. Built with the AVX-512 flags only.
 #include "kquant_scales.hpp"
+#include "kquant_scales_simd.hpp"
 #include "switchyard/quant.hpp"
 #include "simd_avx512.hpp"
 
@@ -126,7 +127,7 @@ float dot_q2_k(int64_t n, const void* w, const void* a) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
   __m512 acc = _mm512_setzero_ps();
-  float minus = 0;
+  __m256 acc_min = _mm256_setzero_ps();  // a vector accumulator: no horizontal sum per super-block
   const __m256i m3 = _mm256_set1_epi8(3);
   for (int64_t i = 0; i < n / 256; ++i, wb += 84, ab += 292) {
     float da;
@@ -135,7 +136,7 @@ float dot_q2_k(int64_t n, const void* w, const void* a) {
     const __m256i scales = _mm256_cvtepu8_epi16(_mm_and_si128(sc8, _mm_set1_epi8(0x0f)));
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0x0f)));
     const __m256i mt = _mm256_madd_epi16(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 260)));
-    minus += f16(wb + 82) * da * static_cast<float>(_mm512_reduce_add_epi32(_mm512_zextsi256_si512(mt)));
+    acc_min = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 82) * da), _mm256_cvtepi32_ps(mt), acc_min);
     const __m512i sw = _mm512_castsi256_si512(scales);
     __m512i sumi = _mm512_setzero_si512();
     for (int h = 0; h < 2; ++h) {
@@ -150,7 +151,7 @@ float dot_q2_k(int64_t n, const void* w, const void* a) {
     }
     acc = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb + 80) * da), _mm512_cvtepi32_ps(sumi), acc);
   }
-  return _mm512_reduce_add_ps(acc) - minus;
+  return _mm512_reduce_add_ps(acc) - _mm512_reduce_add_ps(_mm512_zextps256_ps512(acc_min));
 }
 
 float dot_q3_k(int64_t n, const void* w, const void* a) {
@@ -163,9 +164,7 @@ float dot_q3_k(int64_t n, const void* w, const void* a) {
   for (int64_t i = 0; i < n / 256; ++i, wb += 110, ab += 292) {
     float da;
     std::memcpy(&da, ab, 4);
-    alignas(32) int16_t sc[16];
-    q3k_scales(wb + 96, sc);
-    const __m512i sw = _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc)));
+    const __m512i sw = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(q3k_scales_i8(wb + 96)));
     const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb));
     __m512i sumi = _mm512_setzero_si512();
     for (int h = 0; h < 2; ++h) {
