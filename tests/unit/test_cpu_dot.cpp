@@ -4,7 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dot.hpp"
 #include "switchyard/cpu.hpp"
@@ -170,4 +174,135 @@ TEST_CASE("activation conversion is defined on NaN and infinities (a damaged mod
   x[3] = INFINITY;
   act_q8_0(32, x.data(), q.data());
   for (int j = 0; j < 32; ++j) CHECK(static_cast<int8_t>(q[2 + j]) == 0);
+}
+
+namespace {
+
+// Where each quantized type keeps its half-precision scale fields inside a block (the
+// rest of the block is levels and packed scales, any byte pattern of which is valid).
+struct BlockLayout {
+  StorageType type;
+  std::vector<int> f16_fields;
+};
+const BlockLayout kLayouts[] = {
+    {StorageType::Q4_0, {0}},       {StorageType::Q4_1, {0, 2}},    {StorageType::Q5_0, {0}},
+    {StorageType::Q5_1, {0, 2}},    {StorageType::Q8_0, {0}},       {StorageType::IQ4_NL, {0}},
+    {StorageType::Q2_K, {80, 82}},  {StorageType::Q3_K, {108}},     {StorageType::Q4_K, {0, 2}},
+    {StorageType::Q5_K, {0, 2}},    {StorageType::Q6_K, {208}},     {StorageType::IQ4_XS, {0}}};
+
+// Weight rows of raw block bytes: all 0xFF (every level and scale at its maximum; Q8_0
+// weights -1), all 0x00, 0x80 (Q8_0's -128), 0x7F, and random bytes. Scale fields hold
+// finite values.
+std::vector<uint8_t> extreme_weights(StorageType t, const std::vector<int>& f16_fields, int64_t n, int pattern) {
+  const size_t bb = storage_type_info(t).block_bytes;
+  std::vector<uint8_t> w(*storage_row_bytes(t, static_cast<uint64_t>(n)));
+  std::mt19937 rng(static_cast<unsigned>(pattern) * 101 + static_cast<unsigned>(t));
+  const uint8_t fill[] = {0xff, 0x00, 0x80, 0x7f};
+  for (auto& b : w) b = pattern < 4 ? fill[pattern] : static_cast<uint8_t>(rng());
+  for (size_t off = 0; off < w.size(); off += bb)
+    for (int f : f16_fields) {
+      const uint16_t h = fp32_to_fp16(0.01f + 0.001f * static_cast<float>(rng() % 16));
+      std::memcpy(&w[off + static_cast<size_t>(f)], &h, 2);
+    }
+  return w;
+}
+
+// Activation rows in the dot type built from int8 levels directly: all +127, all -127,
+// alternating, and random in [-127, 127] (the activation quantizers never produce -128).
+// Q8_K's block sums are the sums of the levels, as the quantizer writes them.
+std::vector<uint8_t> extreme_acts(StorageType act, int64_t n, int pattern) {
+  std::mt19937 rng(static_cast<unsigned>(pattern) + 7);
+  std::vector<int8_t> q(static_cast<size_t>(n));
+  for (size_t i = 0; i < q.size(); ++i) {
+    const int v = pattern == 0 ? 127 : pattern == 1 ? -127 : pattern == 2 ? (i % 2 ? 127 : -127)
+                                                                          : static_cast<int>(rng() % 255) - 127;
+    q[i] = static_cast<int8_t>(v);
+  }
+  std::vector<uint8_t> a(*storage_row_bytes(act, static_cast<uint64_t>(n)));
+  if (act == StorageType::Q8_0) {
+    for (int64_t b = 0; b < n / 32; ++b) {
+      const uint16_t h = fp32_to_fp16(0.02f);
+      std::memcpy(&a[static_cast<size_t>(34 * b)], &h, 2);
+      std::memcpy(&a[static_cast<size_t>(34 * b + 2)], &q[static_cast<size_t>(32 * b)], 32);
+    }
+  } else {
+    for (int64_t b = 0; b < n / 256; ++b) {
+      uint8_t* blk = &a[static_cast<size_t>(292 * b)];
+      const float d = 0.02f;
+      std::memcpy(blk, &d, 4);
+      std::memcpy(blk + 4, &q[static_cast<size_t>(256 * b)], 256);
+      for (int g = 0; g < 16; ++g) {
+        int s = 0;
+        for (int j = 0; j < 16; ++j) s += q[static_cast<size_t>(256 * b + 16 * g + j)];
+        const auto s16 = static_cast<int16_t>(s);
+        std::memcpy(blk + 260 + 2 * g, &s16, 2);
+      }
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("SIMD dot kernels equal the scalar kernel on extreme levels and activations", "[cpu][dot]") {
+  // The case a pairwise-saturating int8 product (vpmaddubsw) or a sign trick would get wrong:
+  // the scalar kernel sums exact integers. Every kernel this CPU can run, dot and dot4.
+  std::vector<std::pair<std::string, DotKernel (*)(StorageType)>> paths;
+  const Isa best = detect_isa();
+  if (best != Isa::scalar) paths.emplace_back("avx2", dot_kernel_avx2);
+  if (best == Isa::avx512) {
+    paths.emplace_back("avx512", dot_kernel_avx512);
+    paths.emplace_back("avx512+ext", [](StorageType t) {
+      return dot_kernel_avx512_best(t, Avx512Ext{cpu_has("avx512vnni"), cpu_has("avx512bf16")});
+    });
+  }
+  if (paths.empty()) WARN("no SIMD here: only the scalar kernels' own check runs");
+  for (const auto& layout : kLayouts) {
+    const auto ref = dot_kernel_scalar(layout.type);
+    // Odd block counts: 41 blocks of 32 reach every loop tail of the paired-block kernels.
+    const int64_t bs = storage_type_info(layout.type).block_size;
+    const int64_t n = bs * (bs == 32 ? 41 : 5);
+    for (int wp = 0; wp < 5; ++wp) {
+      const auto w = extreme_weights(layout.type, layout.f16_fields, n, wp);
+      std::vector<float> wd(static_cast<size_t>(n)), ad(static_cast<size_t>(n));
+      REQUIRE(dequantize_row(layout.type, w.data(), wd.data(), n).is_ok());
+      std::vector<std::vector<uint8_t>> acts;
+      for (int ap = 0; ap < 4; ++ap) acts.push_back(extreme_acts(ref.act_type, n, ap));
+      for (int ap = 0; ap < 4; ++ap) {
+        const auto& a = acts[static_cast<size_t>(ap)];
+        INFO(storage_type_name(layout.type) << " weights " << wp << " activations " << ap);
+        REQUIRE(dequantize_row(ref.act_type, a.data(), ad.data(), n).is_ok());
+        double exact = 0, magnitude = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          exact += static_cast<double>(wd[static_cast<size_t>(i)]) * ad[static_cast<size_t>(i)];
+          magnitude += std::fabs(static_cast<double>(wd[static_cast<size_t>(i)]) * ad[static_cast<size_t>(i)]);
+        }
+        const double s = ref.dot(n, w.data(), a.data());
+        CHECK(std::fabs(s - exact) <= 1e-5 * magnitude + 1e-6);
+        for (const auto& [name, get] : paths) {
+          INFO(name);
+          const auto k = get(layout.type);
+          REQUIRE(k.dot != nullptr);
+          CHECK(std::fabs(k.dot(n, w.data(), a.data()) - s) <= 1e-5 * magnitude + 1e-6);
+        }
+      }
+      // dot4 over the four activation patterns at once.
+      const size_t ab = acts[0].size();
+      std::vector<uint8_t> a4(4 * ab);
+      for (size_t r = 0; r < 4; ++r) std::copy(acts[r].begin(), acts[r].end(), a4.begin() + static_cast<ptrdiff_t>(r * ab));
+      for (const auto& [name, get] : paths) {
+        const auto k = get(layout.type);
+        if (!k.dot4) continue;
+        INFO(name << " dot4 " << storage_type_name(layout.type) << " weights " << wp);
+        float out[4];
+        k.dot4(n, w.data(), a4.data(), ab, out);
+        for (size_t r = 0; r < 4; ++r) {
+          REQUIRE(dequantize_row(ref.act_type, acts[r].data(), ad.data(), n).is_ok());
+          double magnitude = 0;
+          for (int64_t i = 0; i < n; ++i) magnitude += std::fabs(static_cast<double>(wd[static_cast<size_t>(i)]) * ad[static_cast<size_t>(i)]);
+          CHECK(std::fabs(out[r] - ref.dot(n, w.data(), acts[r].data())) <= 1e-5 * magnitude + 1e-5);
+        }
+      }
+    }
+  }
 }
