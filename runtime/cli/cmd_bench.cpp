@@ -17,6 +17,7 @@
 
 #include "bench/bandwidth.hpp"
 #include "bench/measure.hpp"
+#include "bench/depth_plot.hpp"
 #include "bench/peer.hpp"
 #include "bench/profile.hpp"
 #include "bench/report.hpp"
@@ -32,6 +33,7 @@
 #include "log/log.hpp"
 #include "pipeline/emit.hpp"
 #include "util/parse_number.hpp"
+#include "util/read_file.hpp"
 
 namespace sy::cli {
 namespace {
@@ -42,6 +44,7 @@ struct BenchArgs {
   int64_t reps = 5;
   std::string output = "md";
   bool json = false, csv = false, profile = false;
+  std::string svg;  // --svg FILE
   std::string compare;
   int64_t bandwidth_mib = 1024;
   std::string child;  // hidden: "p,n,t,d" of the one repetition this process runs
@@ -203,6 +206,9 @@ int run_parent(BenchArgs a) {
   if (!a.compare.empty() && access(a.compare.c_str(), X_OK) != 0)
     return fail("--compare " + a.compare + ": no such executable; give the path of llama.cpp's llama-bench (built by "
                 "../shared/tools/peer-llama-cpp into ~/.cache/switchyard-peers/llama.cpp/build/bin)");
+  // Checked before minutes of measuring, so a typo in the path costs nothing.
+  if (!a.svg.empty())
+    if (auto st = util::check_output_path(a.svg, "--svg"); !st) return fail(st.message());
   const std::string model = pipe->model.path.string();
   const bench::PeerFlags pf = peer_flags(a.flags);
   auto logger = log::get("bench");
@@ -251,6 +257,11 @@ int run_parent(BenchArgs a) {
     prof = std::move(*pr);
   }
 
+  if (!a.svg.empty()) {
+    std::ofstream out(a.svg, std::ios::trunc);
+    out << bench::depth_svg(results, pipe->model.path.filename().string());
+    if (!out) return fail("--svg: cannot write " + a.svg);
+  }
   if (format == "json") {
     auto j = bench::json(info, results);
     if (prof) j["profile"] = bench::profile_json(*prof);
@@ -296,6 +307,7 @@ void add_bench_command(CLI::App& app, Dispatch& d) {
                   "Path of llama.cpp's llama-bench: run it on the same file and rows, alternating processes");
   cmd->add_flag("--profile", a->profile,
                 "Also time every op of one prefill (the first row's -p) and one decode step (tables; --json: \"profile\")");
+  cmd->add_option("--svg", a->svg, "Also write a chart of generation t/s against -d (both runtimes with --compare) to FILE");
   cmd->add_option("--bandwidth-mib", a->bandwidth_mib, "Buffer read to measure memory bandwidth, MiB; 0 = skip")
       ->capture_default_str()
       ->transform(integer_in(0, 1 << 20));

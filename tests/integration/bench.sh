@@ -110,5 +110,22 @@ check_all "bench --compare: markdown has our line, the peer's, the ratio and the
   "^\| demo.gguf \| auto \| pp16 \| llama.cpp \| 100.00 ± 0.00 \|" \
   "^peer: .*fake_llama_bench.sh, llama.cpp build fake123 \(42\)"
 
+# --svg: generation speed against depth, a line per runtime with a point per depth.
+"$exe" bench -m "$m" -p 0 -n 4 -d 0,8 -r 1 --bandwidth-mib 0 --compare "$here/fake_llama_bench.sh" --svg "$tmp/d.svg" \
+  > /dev/null 2>&1
+check "bench --svg: both runtimes, one point per depth" 0 "^ok$" -- python3 - "$tmp/d.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+lines = root.findall(ns + "polyline")
+assert len(lines) == 2, len(lines)
+assert all(len(l.get("points").split()) == 2 for l in lines)
+texts = [t.text for t in root.iter(ns + "text")]
+assert "switchyard (t=auto, tg4)" in texts and "llama.cpp (t=auto, tg4)" in texts, texts
+print("ok")
+PY
+check "bench --svg: an unwritable path is refused before measuring" 1 "--svg" \
+  -- "$exe" bench -m "$m" -p 16 -n 4 -r 1 --svg "$tmp/no/such/dir/d.svg"
+
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all bench checks passed"
