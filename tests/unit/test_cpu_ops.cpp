@@ -601,3 +601,20 @@ TEST_CASE("attention: 1 and 3 threads, whole prefill or one query at a time, giv
     for (size_t i = 0; i < n_out; ++i) REQUIRE(one[i] == Approx(ref[i]).margin(1e-5).epsilon(1e-4));
   }
 }
+
+#include "row_to_f32.hpp"
+
+TEST_CASE("row_to_f32: every half and a sweep of bf16 convert as the SDK's scalar conversion does", "[cpu][ops]") {
+  // All 65536 bit patterns: normals, subnormals, zeros, infinities and NaN payloads.
+  // Twice the room: GCC bounds-checks the inlined f32 branch (4 bytes an element) too.
+  const size_t n = 65536;
+  std::vector<uint16_t> all(2 * n);
+  std::iota(all.begin(), all.begin() + n, uint16_t{0});
+  std::vector<float> got(n), want(n);
+  for (auto t : {StorageType::F16, StorageType::BF16}) {
+    row_to_f32(t, all.data(), got.data(), static_cast<int64_t>(n));
+    for (size_t i = 0; i < n; ++i) want[i] = t == StorageType::F16 ? fp16_to_fp32(all[i]) : bf16_to_fp32(all[i]);
+    INFO(storage_type_name(t));
+    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+  }
+}

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "row_to_f32.hpp"
 #include "switchyard/quant.hpp"
 
 namespace sy::cpu {
@@ -121,7 +122,7 @@ Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool, AttentionScr
     }
     for (int64_t t0 = 0; t0 < n_max; t0 += kTile) {
       for (int64_t p = t0; p < std::min(n_max, t0 + kTile); ++p)
-        (void)dequantize_row(a.v.type, c.vrow(p, kvh), sc.vtile.data() + (p - t0) * dv, dv);
+        row_to_f32(a.v.type, c.vrow(p, kvh), sc.vtile.data() + (p - t0) * dv, dv);
       for (int64_t qi = q0; qi < q1; ++qi) {
         const int64_t t1 = std::min(visible(a, qi), t0 + kTile);
         if (t1 <= t0) continue;
