@@ -468,15 +468,15 @@ DotKernel dot_kernel_avx2(StorageType w) {
     case T::F16: return {T::F32, dot_f16, act_f32, Isa::avx2};
     case T::BF16: return {T::BF16, dot_bf16, act_bf16, Isa::avx2};
     case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx2, dot4_q8_0};
-    case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx2};
+    case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx2, dot4_avx2(w)};
     case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx2, dot4_q4_k};
     case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx2, dot4_q6_k};
-    case T::Q5_K: return {T::Q8_K, dot_q5_k, act_q8_k, Isa::avx2};
+    case T::Q5_K: return {T::Q8_K, dot_q5_k, act_q8_k, Isa::avx2, dot4_avx2(w)};
     case T::Q4_1: return {T::Q8_0, dot_q4_1, act_q8_0, Isa::avx2};
     case T::Q5_0: return {T::Q8_0, dot_q5_0, act_q8_0, Isa::avx2};
     case T::Q5_1: return {T::Q8_0, dot_q5_1, act_q8_0, Isa::avx2};
     case T::IQ4_NL: return {T::Q8_0, dot_iq4_nl, act_q8_0, Isa::avx2};
-    case T::IQ4_XS: return {T::Q8_K, dot_iq4_xs, act_q8_k, Isa::avx2};
+    case T::IQ4_XS: return {T::Q8_K, dot_iq4_xs, act_q8_k, Isa::avx2, dot4_avx2(w)};
     case T::Q2_K: return {T::Q8_K, dot_q2_k, act_q8_k, Isa::avx2};
     case T::Q3_K: return {T::Q8_K, dot_q3_k, act_q8_k, Isa::avx2};
     default: return dot_kernel_scalar(w);

@@ -6,6 +6,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "dot.hpp"
+
+namespace sy::cpu {
+/// The 4-row kernels of dot_avx2_dot4.cpp (Q4_0, Q5_K, IQ4_XS); nullptr for other types.
+Dot4Fn dot4_avx2(StorageType w);
+}  // namespace sy::cpu
+
 namespace sy::cpu::avx2 {
 
 inline float hsum(__m256 x) {
