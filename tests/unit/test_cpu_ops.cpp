@@ -87,13 +87,14 @@ TEST_CASE("activations and SwiGLU on a transposed view", "[cpu][ops]") {
     const double s = g[k] / (1 + std::exp(-static_cast<double>(g[k])));
     REQUIRE(out[k] == Approx(s * u[k]).epsilon(1e-5).margin(1e-7));
   }
-  for (auto f : {Activation::silu, Activation::gelu, Activation::sigmoid}) {
+  for (auto f : {Activation::silu, Activation::gelu, Activation::sigmoid, Activation::softplus}) {
     REQUIRE(activate(f, gt, ot).is_ok());
     for (size_t k = 0; k < 35; ++k) {
       const double v = g[k];
-      const double want = f == Activation::silu      ? v / (1 + std::exp(-v))
-                          : f == Activation::sigmoid ? 1 / (1 + std::exp(-v))
-                                                     : 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+      const double want = f == Activation::silu       ? v / (1 + std::exp(-v))
+                          : f == Activation::sigmoid  ? 1 / (1 + std::exp(-v))
+                          : f == Activation::softplus ? std::log(1 + std::exp(v))
+                                                      : 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
       REQUIRE(out[k] == Approx(want).epsilon(1e-5).margin(1e-7));
     }
   }
@@ -617,4 +618,64 @@ TEST_CASE("row_to_f32: every half and a sweep of bf16 convert as the SDK's scala
     INFO(storage_type_name(t));
     CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
   }
+}
+
+TEST_CASE("row ops on 3 threads equal the single-thread path bit for bit (contiguous and padded rows)", "[cpu][ops]") {
+  // 300 rows of 131: enough work that the pool is used; odd lengths leave vector tails.
+  const int64_t n = 131, rows = 300, pad = 140;
+  const auto x0 = randn(static_cast<size_t>(n * rows), 60, 3.f), x1 = randn(static_cast<size_t>(n * rows), 61);
+  ThreadPool pool(3);
+  for (bool padded_rows : {false, true}) {
+    std::vector<float> ba, bb, b1, b3;
+    View a = padded(ba, n, rows, padded_rows ? pad : n), b = padded(bb, n, rows, padded_rows ? pad : n);
+    View y1 = padded(b1, n, rows, padded_rows ? pad : n), y3 = padded(b3, n, rows, padded_rows ? pad : n);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < n; ++i) a.at(i, r) = x0[static_cast<size_t>(r * n + i)], b.at(i, r) = x1[static_cast<size_t>(r * n + i)];
+    View col = b;  // one column, broadcast along rows
+    col.ne[0] = 1;
+    auto same_bits = [&](const char* what) {
+      INFO(what << (padded_rows ? ", padded rows" : ", contiguous"));
+      for (int64_t r = 0; r < rows; ++r) REQUIRE(std::memcmp(y1.row(r), y3.row(r), static_cast<size_t>(n) * sizeof(float)) == 0);
+    };
+    auto both = [&](const char* what, auto op) {
+      std::fill(b1.begin(), b1.end(), 0.f), std::fill(b3.begin(), b3.end(), 0.f);
+      REQUIRE(op(y1, nullptr).is_ok());
+      REQUIRE(op(y3, &pool).is_ok());
+      same_bits(what);
+    };
+    both("rms_norm", [&](const View& y, ThreadPool* p) { return rms_norm(a, y, 1e-6f, p); });
+    both("l2_norm", [&](const View& y, ThreadPool* p) { return l2_norm(a, y, 1e-6f, p); });
+    both("softmax", [&](const View& y, ThreadPool* p) { return softmax(a, &b, 0.3f, y, nullptr, p); });
+    for (auto f : {Activation::silu, Activation::gelu, Activation::sigmoid, Activation::softplus})
+      both("activation", [&](const View& y, ThreadPool* p) { return activate(f, a, y, p); });
+    both("swiglu", [&](const View& y, ThreadPool* p) { return swiglu(a, b, y, p); });
+    both("add", [&](const View& y, ThreadPool* p) { return binary(Binary::add, a, b, y, p); });
+    both("mul by a broadcast column", [&](const View& y, ThreadPool* p) { return binary(Binary::mul, a, col, y, p); });
+    both("scale", [&](const View& y, ThreadPool* p) { return scale(a, 0.7f, y, p); });
+    // rope in place on [n_dims + tail, heads, tokens]: 6 heads of 50 tokens.
+    RopeParams rp;
+    rp.mode = RopeMode::neox;
+    rp.n_dims = 128;
+    std::vector<int32_t> pos(50);
+    std::iota(pos.begin(), pos.end(), 7);
+    both("rope", [&](const View& y, ThreadPool* p) {
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(y.row(r), a.row(r), static_cast<size_t>(n) * sizeof(float));
+      View yr = y;
+      yr.ne[1] = 6, yr.ne[2] = 50, yr.st[2] = 6 * y.st[1];
+      OpScratch sc;
+      return rope(yr, pos, rp, &sc, p);
+    });
+  }
+}
+
+TEST_CASE("conv1d on 3 threads equals one thread bit for bit, outputs and carried state", "[cpu][ops]") {
+  const int64_t C = 301, T = 30, K = 4;  // C * T * K above the pool's threshold
+  auto x = randn(static_cast<size_t>(C * T), 62), w = randn(static_cast<size_t>(C * K), 63);
+  const auto init = randn(static_cast<size_t>((K - 1) * C), 64);
+  std::vector<float> s1 = init, s3 = init, y1(x.size()), y3(x.size());
+  ThreadPool pool(3);
+  REQUIRE(conv1d_causal(View::contiguous(x.data(), C, T), w.data(), K, s1.data(), View::contiguous(y1.data(), C, T)).is_ok());
+  REQUIRE(conv1d_causal(View::contiguous(x.data(), C, T), w.data(), K, s3.data(), View::contiguous(y3.data(), C, T), &pool).is_ok());
+  CHECK(std::memcmp(y1.data(), y3.data(), y1.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(s1.data(), s3.data(), s1.size() * sizeof(float)) == 0);
 }

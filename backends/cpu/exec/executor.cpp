@@ -9,6 +9,7 @@
 #include "dot.hpp"
 #include "matmul.hpp"
 #include "ops.hpp"
+#include "parallel_rows.hpp"
 #include "seq_ops.hpp"
 #include "switchyard/quant.hpp"
 
@@ -70,8 +71,6 @@ View token_slice(View v, int dim, int64_t t0, int64_t n) {
   return v;
 }
 
-float softplus(float x) { return x > 20.f ? x : std::log1p(std::exp(x)); }
-
 // The storage type a node's kernel is chosen by: the weights of a matmul, the table of a
 // row lookup, the cache attention reads or set_rows writes, the non-f32 side of a copy.
 StorageType deciding_type(const GraphNode& n, std::span<const GraphTensor> t) {
@@ -110,29 +109,35 @@ bool Executor::supports(const GraphNode& node, std::span<const GraphTensor> tens
 }
 
 Status Executor::run(const SubGraph& g) {
-  for (const auto& n : g.nodes)
-    if (auto st = node(g, n); !st) return st;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    size_t used = 0;
+    if (auto st = gate_up_nodes(g, i, used); !st) return st;
+    if (used > 0) {
+      i += used - 1;
+      continue;
+    }
+    if (auto st = node(g, g.nodes[i]); !st) return st;
+  }
   return Status::ok();
 }
 
-Status Executor::matmul_node(const GraphTensor& w, const GraphTensor& x, const GraphTensor& y) {
+namespace {
+
+Status matmul_args(const GraphTensor& w, const GraphTensor& x, const GraphTensor& y, MatmulArgs& a) {
   if (!contiguous(x) || !contiguous(y) || !is_f32(x) || !is_f32(y))
     return error::invalid_argument("cpu: matmul: activations and outputs must be contiguous f32");
   const int64_t m = x.rows();
   if (x.ne[0] != w.ne[0] || y.ne[0] != w.ne[1] || y.rows() != m)
     return error::invalid_argument("cpu: matmul: shapes do not agree (" + std::to_string(w.ne[0]) + "x" +
                                    std::to_string(w.ne[1]) + " weights, " + std::to_string(x.ne[0]) + "-wide input)");
-  const size_t need = matmul_scratch_bytes(w.type, w.ne[0], m, isa_);
-  if (scratch_.size() < need) scratch_.resize(need);
-  MatmulArgs a{w.data, w.type, w.ne[0], w.ne[1], static_cast<const float*>(x.data), m, static_cast<float*>(y.data)};
-  return matmul(a, isa_, pool_, scratch_.data());
+  a = MatmulArgs{w.data, w.type, w.ne[0], w.ne[1], static_cast<const float*>(x.data), m, static_cast<float*>(y.data)};
+  return Status::ok();
 }
 
-Status Executor::matmul_id_node(const GraphTensor& w, const GraphTensor& x, const GraphTensor& ids,
-                                const GraphTensor& y) {
+Status matmul_id_args(const GraphTensor& w, const GraphTensor& x, const GraphTensor& ids, const GraphTensor& y,
+                      MatmulIdArgs& a) {
   if (!contiguous(x) || !contiguous(y) || !is_f32(x) || !is_f32(y))
     return error::invalid_argument("cpu: matmul_id: activations and outputs must be contiguous f32");
-  MatmulIdArgs a;
   a.w = w.data;
   a.w_type = w.type;
   a.k = w.ne[0];
@@ -146,7 +151,95 @@ Status Executor::matmul_id_node(const GraphTensor& w, const GraphTensor& x, cons
   a.y = static_cast<float*>(y.data);
   if (x.ne[0] != a.k || (a.x_slots != 1 && a.x_slots != a.n_used) || x.ne[2] != a.n_tokens || y.ne[0] != a.rows)
     return error::invalid_argument("cpu: matmul_id: shapes do not agree");
+  return Status::ok();
+}
+
+// The SwiGLU op itself on n elements: a fused gate/up pair combines its outputs with the
+// same code as the swiglu node, so fusing never changes a result.
+void swiglu_span(const float* gate, const float* up, float* h, int64_t n) {
+  (void)swiglu(View::contiguous(const_cast<float*>(gate), n), View::contiguous(const_cast<float*>(up), n),
+               View::contiguous(h, n));
+}
+
+bool disjoint(const GraphTensor& a, const GraphTensor& b) {
+  const auto* pa = static_cast<const uint8_t*>(a.data);
+  const auto* pb = static_cast<const uint8_t*>(b.data);
+  const auto bytes = [](const GraphTensor& t) { return static_cast<size_t>(t.elements()) * sizeof(float); };
+  return pa + bytes(a) <= pb || pb + bytes(b) <= pa;
+}
+
+}  // namespace
+
+Status Executor::matmul_node(const GraphTensor& w, const GraphTensor& x, const GraphTensor& y) {
+  MatmulArgs a;
+  if (auto st = matmul_args(w, x, y, a); !st) return st;
+  const size_t need = matmul_scratch_bytes(w.type, a.k, a.m, isa_);
+  if (scratch_.size() < need) scratch_.resize(need);
+  return matmul(a, isa_, pool_, scratch_.data());
+}
+
+Status Executor::matmul_id_node(const GraphTensor& w, const GraphTensor& x, const GraphTensor& ids,
+                                const GraphTensor& y) {
+  MatmulIdArgs a;
+  if (auto st = matmul_id_args(w, x, ids, y, a); !st) return st;
   return matmul_id(a, isa_, pool_, id_scratch_);
+}
+
+// Peephole: an FFN computes gate = W_g x and up = W_u x and then swiglu(gate, up); the
+// model emits the two products as adjacent nodes (in either order) over the same input
+// (and, for experts, the same ids). Run as one they share the converted activations and a
+// single parallel region, which matters in decode, where each product is tiny. When the
+// next node is the SwiGLU of exactly these two outputs it is computed in the same tasks,
+// while the outputs are in cache. The sub-graph does not say who else reads gate and up
+// (later nodes, another device, the caller), so both are still written in full; the
+// SwiGLU output must not partly overlap them (in place on one of them is fine, as for the
+// op itself).
+Status Executor::gate_up_nodes(const SubGraph& g, size_t i, size_t& used) {
+  used = 0;
+  if (i + 1 >= g.nodes.size()) return Status::ok();
+  const GraphNode& a = g.nodes[i];
+  const GraphNode& b = g.nodes[i + 1];
+  const bool is_id = a.op == OpKind::matmul_id;
+  if (a.op != b.op || (a.op != OpKind::matmul && !is_id) || a.src[1] != b.src[1] || a.dst == b.dst ||
+      (is_id && a.src[2] != b.src[2]))
+    return Status::ok();
+  const auto t = [&](int32_t id) -> const GraphTensor& { return g.tensors[static_cast<size_t>(id)]; };
+  const GraphTensor &wa = t(a.src[0]), &wb = t(b.src[0]);
+  if (wa.ne[0] != wb.ne[0] || wa.ne[1] != wb.ne[1] || wa.ne[2] != wb.ne[2] || !wa.data || !wb.data ||
+      !can_share_activations(wa.type, wb.type, isa_))
+    return Status::ok();
+  const GraphTensor &ya = t(a.dst), &yb = t(b.dst);
+  if (!ya.data || !yb.data || !disjoint(ya, yb)) return Status::ok();
+  const GraphNode* s = i + 2 < g.nodes.size() ? &g.nodes[i + 2] : nullptr;
+  bool fuse_glu = s && s->op == OpKind::swiglu && ((s->src[0] == a.dst && s->src[1] == b.dst) ||
+                                                   (s->src[0] == b.dst && s->src[1] == a.dst));
+  const bool a_is_gate = !fuse_glu || s->src[0] == a.dst;
+  const GraphNode& gate = a_is_gate ? a : b;
+  const GraphNode& up = a_is_gate ? b : a;
+  Glu glu;
+  if (fuse_glu) {
+    const GraphTensor& h = t(s->dst);
+    const bool same_shape = h.ne[0] == ya.ne[0] && h.ne[1] == ya.ne[1] && h.ne[2] == ya.ne[2] && h.ne[3] == ya.ne[3];
+    const auto clear_of = [&](const GraphTensor& y) { return disjoint(h, y) || h.data == y.data; };
+    fuse_glu = is_f32(h) && contiguous(h) && same_shape && clear_of(ya) && clear_of(yb);
+    if (fuse_glu) glu = Glu{swiglu_span, static_cast<float*>(h.data)};
+  }
+  Status st;
+  if (is_id) {
+    MatmulIdArgs ag, au;
+    if (st = matmul_id_args(t(gate.src[0]), t(gate.src[1]), t(gate.src[2]), t(gate.dst), ag); !st) return st;
+    if (st = matmul_id_args(t(up.src[0]), t(up.src[1]), t(up.src[2]), t(up.dst), au); !st) return st;
+    st = matmul_id_gate_up(ag, au, glu, isa_, pool_, id_scratch_);
+  } else {
+    MatmulArgs ag, au;
+    if (st = matmul_args(t(gate.src[0]), t(gate.src[1]), t(gate.dst), ag); !st) return st;
+    if (st = matmul_args(t(up.src[0]), t(up.src[1]), t(up.dst), au); !st) return st;
+    const size_t need = matmul_scratch_bytes(ag.w_type, ag.k, ag.m, isa_);
+    if (scratch_.size() < need) scratch_.resize(need);
+    st = matmul_gate_up(ag, au, glu, isa_, pool_, scratch_.data());
+  }
+  if (st) used = fuse_glu ? 3 : 2;
+  return st;
 }
 
 Status Executor::attention_node(const SubGraph& g, const GraphNode& n) {
@@ -187,7 +280,7 @@ Status Executor::conv1d_node(const SubGraph& g, const GraphNode& n) {
     if (slot < 0 || slot >= state.ne[1]) return bad(n, "state slot " + std::to_string(slot) + " does not exist");
     auto* s = reinterpret_cast<float*>(static_cast<uint8_t*>(state.data) + slot * state.nb[1]);
     return conv1d_causal(token_slice(x, 1, t0, cnt), static_cast<const float*>(w.data), K, s,
-                         token_slice(y, 1, t0, cnt));
+                         token_slice(y, 1, t0, cnt), &pool_);
   });
 }
 
@@ -217,35 +310,19 @@ Status Executor::node(const SubGraph& g, const GraphNode& n) {
   switch (n.op) {
     case OpKind::get_rows:
       return get_rows(src(0).data, src(0).type, src(0).ne[0], src(0).ne[1], ids_of(src(1)), view_of(d), &ops_);
-    case OpKind::rms_norm: return rms_norm(view_of(src(0)), view_of(d), n.f[0]);
-    case OpKind::l2_norm: {
-      const View x = view_of(src(0)), y = view_of(d);
-      for (int64_t r = 0; r < x.rows(); ++r) {
-        const float* xr = x.row(r);
-        float* yr = y.row(r);
-        double ss = 0;
-        for (int64_t i = 0; i < x.ne[0]; ++i) ss += static_cast<double>(xr[i * x.st[0]]) * xr[i * x.st[0]];
-        const float inv = 1.0f / std::max(static_cast<float>(std::sqrt(ss)), n.f[0]);
-        for (int64_t i = 0; i < x.ne[0]; ++i) yr[i * y.st[0]] = xr[i * x.st[0]] * inv;
-      }
-      return Status::ok();
-    }
+    case OpKind::rms_norm: return rms_norm(view_of(src(0)), view_of(d), n.f[0], &pool_);
+    case OpKind::l2_norm: return l2_norm(view_of(src(0)), view_of(d), n.f[0], &pool_);
     case OpKind::matmul: return matmul_node(src(0), src(1), d);
     case OpKind::matmul_id: return matmul_id_node(src(0), src(1), src(2), d);
-    case OpKind::add: return binary(Binary::add, view_of(src(0)), view_of(src(1)), view_of(d));
-    case OpKind::mul: return binary(Binary::mul, view_of(src(0)), view_of(src(1)), view_of(d));
-    case OpKind::scale: return scale(view_of(src(0)), n.f[0], view_of(d));
-    case OpKind::swiglu: return swiglu(view_of(src(0)), view_of(src(1)), view_of(d));
-    case OpKind::silu: return activate(Activation::silu, view_of(src(0)), view_of(d));
-    case OpKind::gelu: return activate(Activation::gelu, view_of(src(0)), view_of(d));
-    case OpKind::sigmoid: return activate(Activation::sigmoid, view_of(src(0)), view_of(d));
-    case OpKind::softplus: {
-      const View x = view_of(src(0)), y = view_of(d);
-      for (int64_t r = 0; r < x.rows(); ++r)
-        for (int64_t i = 0; i < x.ne[0]; ++i) y.row(r)[i * y.st[0]] = softplus(x.row(r)[i * x.st[0]]);
-      return Status::ok();
-    }
-    case OpKind::softmax: return softmax(view_of(src(0)), nullptr, 1.0f, view_of(d), &ops_);
+    case OpKind::add: return binary(Binary::add, view_of(src(0)), view_of(src(1)), view_of(d), &pool_);
+    case OpKind::mul: return binary(Binary::mul, view_of(src(0)), view_of(src(1)), view_of(d), &pool_);
+    case OpKind::scale: return scale(view_of(src(0)), n.f[0], view_of(d), &pool_);
+    case OpKind::swiglu: return swiglu(view_of(src(0)), view_of(src(1)), view_of(d), &pool_);
+    case OpKind::silu: return activate(Activation::silu, view_of(src(0)), view_of(d), &pool_);
+    case OpKind::gelu: return activate(Activation::gelu, view_of(src(0)), view_of(d), &pool_);
+    case OpKind::sigmoid: return activate(Activation::sigmoid, view_of(src(0)), view_of(d), &pool_);
+    case OpKind::softplus: return activate(Activation::softplus, view_of(src(0)), view_of(d), &pool_);
+    case OpKind::softmax: return softmax(view_of(src(0)), nullptr, 1.0f, view_of(d), &ops_, &pool_);
     case OpKind::rope: {
       const View x = view_of(src(0)), y = view_of(d);
       if (x.data != y.data)
@@ -263,7 +340,7 @@ Status Executor::node(const SubGraph& g, const GraphNode& n) {
           return bad(n, "the frequency factors must be a contiguous F32 vector");
         p.freq_factors = {static_cast<const float*>(ff.data), static_cast<size_t>(ff.elements())};
       }
-      return rope(y, ids_of(src(1)), p);
+      return rope(y, ids_of(src(1)), p, &ops_, &pool_);
     }
     case OpKind::top_k:
       return top_k(view_of(src(0)), n.i[0], {static_cast<int32_t*>(d.data), static_cast<size_t>(d.elements())}, &ops_);
@@ -287,12 +364,17 @@ Status Executor::node(const SubGraph& g, const GraphNode& n) {
     }
     case OpKind::moe_combine: {
       const View y = view_of(src(0)), w = view_of(src(1)), o = view_of(d);
-      for (int64_t t = 0; t < y.ne[2]; ++t)
-        for (int64_t i = 0; i < y.ne[0]; ++i) {
-          float s = 0;
-          for (int64_t j = 0; j < y.ne[1]; ++j) s += y.at(i, j, t) * w.at(j, t);
-          o.at(i, t) = s;
+      // Per token, terms added in expert order j from 0, as a sum per element would; the
+      // element loop inside vectorizes.
+      for_rows(&pool_, y.ne[2], y.ne[0] * y.ne[1], [&](int64_t t0, int64_t t1, int) {
+        for (int64_t t = t0; t < t1; ++t) {
+          for (int64_t i = 0; i < y.ne[0]; ++i) o.at(i, t) = 0.f;
+          for (int64_t j = 0; j < y.ne[1]; ++j) {
+            const float wj = w.at(j, t);
+            for (int64_t i = 0; i < y.ne[0]; ++i) o.at(i, t) += y.at(i, j, t) * wj;
+          }
         }
+      });
       return Status::ok();
     }
     case OpKind::copy: {

@@ -9,6 +9,7 @@
 
 #include "switchyard/status.hpp"
 #include "switchyard/storage.hpp"
+#include "thread_pool.hpp"
 #include "view.hpp"
 
 namespace sy::cpu {
@@ -28,24 +29,31 @@ struct OpScratch {
   }
 };
 
+/// With a pool, ops that take one spread their rows over it when the work is large enough;
+/// every row is computed as on one thread, so results do not depend on the thread count.
+
 /// y = x / sqrt(mean(x^2) + eps), per row. y may be x.
-Status rms_norm(const View& x, const View& y, float eps);
+Status rms_norm(const View& x, const View& y, float eps, ThreadPool* pool = nullptr);
+
+/// y = x / max(||x||, eps), per row. y may be x.
+Status l2_norm(const View& x, const View& y, float eps, ThreadPool* pool = nullptr);
 
 /// y = softmax(x * scale + mask), per row; mask (optional, may broadcast over rows by
 /// having fewer rows: row r uses mask row r % mask.rows()) adds -inf for masked positions.
-Status softmax(const View& x, const View* mask, float scale, const View& y, OpScratch* scratch = nullptr);
+Status softmax(const View& x, const View* mask, float scale, const View& y, OpScratch* scratch = nullptr,
+               ThreadPool* pool = nullptr);
 
-enum class Activation { silu, gelu, sigmoid };
+enum class Activation { silu, gelu, sigmoid, softplus };
 /// y = f(x) elementwise. y may be x.
-Status activate(Activation f, const View& x, const View& y);
+Status activate(Activation f, const View& x, const View& y, ThreadPool* pool = nullptr);
 /// y = silu(gate) * up (SwiGLU). y may be gate or up.
-Status swiglu(const View& gate, const View& up, const View& y);
+Status swiglu(const View& gate, const View& up, const View& y, ThreadPool* pool = nullptr);
 
 enum class Binary { add, mul };
 /// y = a op b, with b broadcast along any dimension where its size is 1. y may be a.
-Status binary(Binary op, const View& a, const View& b, const View& y);
+Status binary(Binary op, const View& a, const View& b, const View& y, ThreadPool* pool = nullptr);
 /// y = x * s. y may be x.
-Status scale(const View& x, float s, const View& y);
+Status scale(const View& x, float s, const View& y, ThreadPool* pool = nullptr);
 
 enum class RopeMode {
   normal,  ///< rotate adjacent pairs (x[2i], x[2i+1]) (llama)
@@ -66,7 +74,8 @@ struct RopeParams {
 /// `multi` 4 per token laid out [4][n_tokens] (component-major, as llama.cpp stores them).
 /// Pair i of a token at position p turns by p * freq_scale * freq_base^(-2i/n_dims), divided
 /// by freq_factors[i] when given.
-Status rope(const View& x, std::span<const int32_t> positions, const RopeParams& p);
+Status rope(const View& x, std::span<const int32_t> positions, const RopeParams& p, OpScratch* scratch = nullptr,
+            ThreadPool* pool = nullptr);
 
 /// dst row i = row ids[i] of src (rows of `cols` elements in storage type `type`), as f32.
 Status get_rows(const void* src, StorageType type, int64_t cols, int64_t src_rows, std::span<const int32_t> ids,

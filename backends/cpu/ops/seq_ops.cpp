@@ -4,9 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "parallel_rows.hpp"
+
 namespace sy::cpu {
 
-Status conv1d_causal(const View& x, const float* w, int64_t K, float* state, const View& y) {
+Status conv1d_causal(const View& x, const float* w, int64_t K, float* state, const View& y, ThreadPool* pool) {
   const int64_t C = x.ne[0], T = x.ne[1];
   if (!x.same_shape(y)) return error::invalid_argument("cpu: conv1d: input and output shapes differ");
   if (K < 1) return error::invalid_argument("cpu: conv1d: the kernel needs at least one tap");
@@ -14,16 +16,19 @@ Status conv1d_causal(const View& x, const float* w, int64_t K, float* state, con
   auto in = [&](int64_t c, int64_t tau) -> float {
     return tau < 0 ? state[(K - 1 + tau) * C + c] : x.at(c, tau);
   };
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t c = 0; c < C; ++c) {
-      float s = 0;
-      for (int64_t k = 0; k < K; ++k) s += w[c * K + k] * in(c, t - (K - 1) + k);
-      y.at(c, t) = s;
-    }
-  // New state: the last K-1 rows of [state; x]. In place: row r reads row r + T >= r of
-  // the old state (or x), so ascending order never reads an overwritten row.
-  for (int64_t r = 0; r < K - 1; ++r)
-    for (int64_t c = 0; c < C; ++c) state[r * C + c] = in(c, T - (K - 1) + r);
+  // Channels are independent (their own taps and state column): ranges of them per thread.
+  for_rows(pool, C, T * K, [&](int64_t c0, int64_t c1, int) {
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t c = c0; c < c1; ++c) {
+        float s = 0;
+        for (int64_t k = 0; k < K; ++k) s += w[c * K + k] * in(c, t - (K - 1) + k);
+        y.at(c, t) = s;
+      }
+    // New state: the last K-1 rows of [state; x]. In place: row r reads row r + T >= r of
+    // the old state (or x), so ascending order never reads an overwritten row.
+    for (int64_t r = 0; r < K - 1; ++r)
+      for (int64_t c = c0; c < c1; ++c) state[r * C + c] = in(c, T - (K - 1) + r);
+  });
   return Status::ok();
 }
 

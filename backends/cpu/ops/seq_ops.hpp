@@ -13,7 +13,8 @@ namespace sy::cpu {
 /// y[c, t] = sum_k w[c*K + k] * in[c, t - (K-1) + k], where in[., tau < 0] comes from
 /// `state` (K-1 rows of `channels`, oldest first). x and y are [channels, T] views;
 /// afterwards state holds the last K-1 input rows. y may not alias x.
-Status conv1d_causal(const View& x, const float* w, int64_t K, float* state, const View& y);
+/// With a pool, ranges of channels run on its threads (same arithmetic per channel).
+Status conv1d_causal(const View& x, const float* w, int64_t K, float* state, const View& y, ThreadPool* pool = nullptr);
 
 struct DeltaNetArgs {
   View q, k;          ///< [d_k, n_k_heads, T]; q already scaled, q and k already normalised
