@@ -30,6 +30,9 @@ class Executor {
   Status node(const SubGraph& g, const GraphNode& n);
   Status matmul_node(const GraphTensor& w, const GraphTensor& x, const GraphTensor& y);
   Status matmul_id_node(const GraphTensor& w, const GraphTensor& x, const GraphTensor& ids, const GraphTensor& y);
+  /// Runs nodes i, i + 1 (and i + 2) fused when they are a gate/up pair (and its SwiGLU);
+  /// `used` is how many nodes it ran, 0 when the peephole does not apply.
+  Status gate_up_nodes(const SubGraph& g, size_t i, size_t& used);
   Status attention_node(const SubGraph& g, const GraphNode& n);
   Status conv1d_node(const SubGraph& g, const GraphNode& n);
   Status delta_net_node(const SubGraph& g, const GraphNode& n);

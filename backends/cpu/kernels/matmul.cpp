@@ -1,23 +1,23 @@
 #include "matmul.hpp"
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
 namespace sy::cpu {
-namespace {
 
-Status check(const MatmulArgs& a, const DotKernel& k) {
-  if (!k.dot)
-    return error::unsupported("cpu: no matmul kernel for weights of type " +
-                              std::string(storage_type_name(a.w_type)));
-  if (a.k % storage_type_info(a.w_type).block_size != 0)
-    return error::invalid_argument("cpu: matmul row length " + std::to_string(a.k) + " is not a multiple of " +
-                                   std::string(storage_type_name(a.w_type)) + "'s block size");
+Status matmul_check(StorageType w_type, int64_t k, const DotKernel& kern) {
+  if (!kern.dot)
+    return error::unsupported("cpu: no matmul kernel for weights of type " + std::string(storage_type_name(w_type)));
+  if (k % storage_type_info(w_type).block_size != 0)
+    return error::invalid_argument("cpu: matmul row length " + std::to_string(k) + " is not a multiple of " +
+                                   std::string(storage_type_name(w_type)) + "'s block size");
   return Status::ok();
 }
 
-}  // namespace
+bool can_share_activations(StorageType a, StorageType b, Isa isa) {
+  const DotKernel ka = dot_kernel(a, isa), kb = dot_kernel(b, isa);
+  return ka.dot && kb.dot && ka.act_type == kb.act_type && ka.quantize_act == kb.quantize_act;
+}
 
 size_t matmul_scratch_bytes(StorageType w_type, int64_t k, int64_t m, Isa isa) {
   const auto kern = dot_kernel(w_type, isa);
@@ -25,46 +25,53 @@ size_t matmul_scratch_bytes(StorageType w_type, int64_t k, int64_t m, Isa isa) {
   return static_cast<size_t>(*storage_row_bytes(kern.act_type, static_cast<uint64_t>(k)) * static_cast<uint64_t>(m));
 }
 
-Status matmul(const MatmulArgs& a, Isa isa, ThreadPool& pool, void* scratch) {
-  const DotKernel kern = dot_kernel(a.w_type, isa);
-  if (auto st = check(a, kern); !st) return st;
-  const size_t w_row = *storage_row_bytes(a.w_type, static_cast<uint64_t>(a.k));
-  const size_t a_row = *storage_row_bytes(kern.act_type, static_cast<uint64_t>(a.k));
-  auto* act = static_cast<uint8_t*>(scratch);
-  pool.run(a.m, [&](int64_t i, int) { kern.quantize_act(a.k, a.x + i * a.k, act + static_cast<size_t>(i) * a_row); });
+namespace {
 
-  // Tasks: chunks of weight rows. For GEMV (one activation row) each thread should stream
-  // long contiguous ranges, which the hardware prefetchers follow; a few chunks per thread
-  // still balance the load. For GEMM, 16 rows keep a chunk's weights in cache while tiles
-  // of activation rows pass over them.
-  const int64_t kRowChunk =
-      a.m == 1 ? std::max<int64_t>(16, a.rows / (2 * static_cast<int64_t>(pool.size()))) : 16;
-  constexpr int64_t kActTile = 32;
-  const int64_t chunks = (a.rows + kRowChunk - 1) / kRowChunk;
-  const auto* w = static_cast<const uint8_t*>(a.w);
-  pool.run(chunks, [&](int64_t c, int) {
-    const int64_t r0 = c * kRowChunk, r1 = std::min(a.rows, r0 + kRowChunk);
-    for (int64_t t0 = 0; t0 < a.m; t0 += kActTile) {
-      const int64_t t1 = std::min(a.m, t0 + kActTile);
-      for (int64_t r = r0; r < r1; ++r) {
-        const uint8_t* wr = w + static_cast<size_t>(r) * w_row;
-        int64_t i = t0;
-        if (kern.dot4)
-          for (; i + 4 <= t1; i += 4) {
-            float out[4];
-            kern.dot4(a.k, wr, act + static_cast<size_t>(i) * a_row, a_row, out);
-            for (int j = 0; j < 4; ++j) a.y[(i + j) * a.rows + r] = out[j];
-          }
-        for (; i < t1; ++i) a.y[i * a.rows + r] = kern.dot(a.k, wr, act + static_cast<size_t>(i) * a_row);
-      }
-    }
-  });
+// One or two products (a gate/up pair) of the same input.
+Status products(std::span<const MatmulArgs> a, const Glu& glu, Isa isa, ThreadPool& pool, void* scratch) {
+  GemmPlan p;
+  p.products = static_cast<int>(a.size());
+  for (size_t q = 0; q < a.size(); ++q) {
+    p.kern[q] = dot_kernel(a[q].w_type, isa);
+    if (auto st = matmul_check(a[q].w_type, a[q].k, p.kern[q]); !st) return st;
+    p.w_row[q] = *storage_row_bytes(a[q].w_type, static_cast<uint64_t>(a[q].k));
+    p.y[q] = a[q].y;
+  }
+  p.k = a[0].k;
+  p.rows = a[0].rows;
+  p.a_stride = *storage_row_bytes(p.kern[0].act_type, static_cast<uint64_t>(p.k));
+  p.glu = glu;
+  auto* act = static_cast<uint8_t*>(scratch);
+  convert_rows(p.kern[0], p.k, a[0].m, [&](int64_t i) { return a[0].x + i * p.k; }, act, p.a_stride, pool);
+  GemmBlock b;
+  for (size_t q = 0; q < a.size(); ++q) b.w[q] = static_cast<const uint8_t*>(a[q].w);
+  b.act = act;
+  b.m = a[0].m;
+  run_gemm_blocks(p, {&b, 1}, pool);
   return Status::ok();
+}
+
+}  // namespace
+
+Status matmul(const MatmulArgs& a, Isa isa, ThreadPool& pool, void* scratch) {
+  return products({&a, 1}, Glu{}, isa, pool, scratch);
+}
+
+Status matmul_gate_up(const MatmulArgs& gate, const MatmulArgs& up, const Glu& glu, Isa isa, ThreadPool& pool,
+                      void* scratch) {
+  if (gate.x != up.x || gate.k != up.k || gate.rows != up.rows || gate.m != up.m)
+    return error::invalid_argument("cpu: matmul_gate_up: gate and up must share the input and their shapes");
+  if (!can_share_activations(gate.w_type, up.w_type, isa))
+    return error::invalid_argument("cpu: matmul_gate_up: " + std::string(storage_type_name(gate.w_type)) + " and " +
+                                   std::string(storage_type_name(up.w_type)) +
+                                   " weights convert activations differently; run two matmuls");
+  const MatmulArgs both[] = {gate, up};
+  return products(both, glu, isa, pool, scratch);
 }
 
 Status matmul_reference(const MatmulArgs& a) {
   const DotKernel kern = dot_kernel_scalar(a.w_type);
-  if (auto st = check(a, kern); !st) return st;
+  if (auto st = matmul_check(a.w_type, a.k, kern); !st) return st;
   const size_t w_row = *storage_row_bytes(a.w_type, static_cast<uint64_t>(a.k));
   std::vector<uint8_t> act(*storage_row_bytes(kern.act_type, static_cast<uint64_t>(a.k)));
   for (int64_t i = 0; i < a.m; ++i) {

@@ -1,6 +1,8 @@
 // Expert-indexed matmul for MoE layers: every (slot, token) pair picks one expert's
 // matrix. Pairs are grouped per expert so each expert's weights stream from memory once
-// per call, however many tokens chose it (the prefill case), then results are scattered.
+// per call, however many tokens chose it (the prefill case); each input row is converted
+// to the dot type once, whatever number of experts reads it; and all chosen experts run in
+// one parallel region, results written straight to their pairs' rows.
 #pragma once
 
 #include <cstdint>
@@ -22,17 +24,27 @@ struct MatmulIdArgs {
   float* y = nullptr;           ///< [rows, n_used, n_tokens]
 };
 
-/// Working memory of matmul_id, kept by the caller so repeated calls reuse it.
+/// Working memory of matmul_id, kept by the caller so repeated calls reuse it (steady-state
+/// decode does not allocate).
 struct MatmulIdScratch {
-  std::vector<std::vector<int64_t>> pairs;  ///< per expert: (slot + token * n_used) entries
-  std::vector<float> x, y;                  ///< one expert's gathered inputs and outputs
-  std::vector<uint8_t> act;                 ///< converted activations
+  std::vector<int64_t> start;      ///< per expert: its first entry in `order`, then a fill cursor
+  std::vector<int64_t> order;      ///< pairs (slot + token * n_used), grouped by expert, token order kept
+  std::vector<int64_t> pos;        ///< per pair: its index in `order`
+  std::vector<GemmBlock> blocks;   ///< one per chosen expert
+  std::vector<uint8_t> act;        ///< converted activations, one row per entry of `order`
 };
 
 /// Runs it; an id outside [0, n_experts) is an error naming the token and slot.
 Status matmul_id(const MatmulIdArgs& a, Isa isa, ThreadPool& pool, MatmulIdScratch& scratch);
 /// The same with scratch memory of its own.
 Status matmul_id(const MatmulIdArgs& a, Isa isa, ThreadPool& pool);
+
+/// The gate and up projections of a MoE FFN: both read the same input and ids (only w and
+/// y differ, same shapes), so the activations are converted once and both run in one
+/// region; with glu.fn, glu.h ([rows, n_used, n_tokens]) also receives glu.fn(gate, up).
+/// The weight types must convert activations alike (can_share_activations).
+Status matmul_id_gate_up(const MatmulIdArgs& gate, const MatmulIdArgs& up, const Glu& glu, Isa isa, ThreadPool& pool,
+                         MatmulIdScratch& scratch);
 
 /// Reference: one scalar matmul per (slot, token) pair.
 Status matmul_id_reference(const MatmulIdArgs& a);

@@ -1,6 +1,11 @@
 // A persistent pool of worker threads. run() splits work into tasks that threads claim
 // from one atomic counter (cheap load balancing, no per-task allocation); the calling
 // thread works too. Per-thread state lives on separate cache lines.
+//
+// A decode step runs hundreds of short parallel regions with a little serial work between
+// them, so waking a thread through the kernel each time would cost about as much as the
+// region itself. Workers and the caller therefore spin for a bounded time (kSpin) before
+// they block on a condition variable; an idle pool still sleeps.
 #pragma once
 
 #include <atomic>
@@ -51,9 +56,13 @@ class ThreadPool {
   std::condition_variable done_cv_;
   const TaskFn* fn_ = nullptr;
   int64_t n_tasks_ = 0;
-  uint64_t generation_ = 0;
-  int busy_ = 0;
-  bool stop_ = false;
+  // The handshakes below are Dekker-style (a flag written, the other side's flag read), so
+  // they use sequentially consistent operations; the mutex only guards the sleeping.
+  std::atomic<uint64_t> generation_{0};  ///< bumped once per run(): workers start on a change
+  std::atomic<int> sleepers_{0};         ///< workers blocked (or about to block) on wake_
+  std::atomic<bool> stop_{false};
+  alignas(64) std::atomic<int> pending_{0};  ///< workers not yet done with this generation
+  std::atomic<bool> caller_asleep_{false};    ///< run() is blocked on done_cv_
   alignas(64) std::atomic<int64_t> next_{0};
 };
 
