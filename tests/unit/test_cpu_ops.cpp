@@ -391,7 +391,7 @@ void delta_net_plain(const DeltaNetArgs& a) {
 }
 }  // namespace
 
-TEST_CASE("delta_net on 1 and 3 threads equals the plain loops bit for bit (strided q/k/v)", "[cpu][ops]") {
+TEST_CASE("delta_net on 1 and 3 threads, scalar and best ISA, equals the plain loops bit for bit (strided q/k/v)", "[cpu][ops]") {
   // Odd sizes (vector tails), 6 value heads over 3 key heads, q/k/v interleaved in one
   // buffer as the conv output is split, and enough work that the pool is used.
   const int64_t dk = 19, dv = 13, hk = 3, hv = 6, T = 17, row = 2 * dk * hk + dv * hv;
@@ -409,17 +409,18 @@ TEST_CASE("delta_net on 1 and 3 threads equals the plain loops bit for bit (stri
   DeltaNetArgs a{split(0, dk, hk), split(dk * hk, dk, hk), split(2 * dk * hk, dv, hv), View::contiguous(g.data(), hv, T),
                  View::contiguous(beta.data(), hv, T), want_state.data(), View::contiguous(want.data(), dv, hv, T)};
   delta_net_plain(a);
-  for (int threads : {1, 3}) {
-    ThreadPool pool(threads);
-    OpScratch scratch;
-    std::vector<float> state = init, out(want.size());
-    a.state = state.data();
-    a.out = View::contiguous(out.data(), dv, hv, T);
-    REQUIRE(delta_net(a, &scratch, &pool).is_ok());
-    INFO(threads << " threads");
-    CHECK(std::memcmp(out.data(), want.data(), out.size() * sizeof(float)) == 0);
-    CHECK(std::memcmp(state.data(), want_state.data(), state.size() * sizeof(float)) == 0);
-  }
+  for (int threads : {1, 3})
+    for (Isa isa : {Isa::scalar, detect_isa()}) {
+      ThreadPool pool(threads);
+      OpScratch scratch;
+      std::vector<float> state = init, out(want.size());
+      a.state = state.data();
+      a.out = View::contiguous(out.data(), dv, hv, T);
+      REQUIRE(delta_net(a, &scratch, &pool, isa).is_ok());
+      INFO(threads << " threads, " << isa_name(isa));
+      CHECK(std::memcmp(out.data(), want.data(), out.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(state.data(), want_state.data(), state.size() * sizeof(float)) == 0);
+    }
 }
 
 #include "attention.hpp"

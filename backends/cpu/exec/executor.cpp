@@ -300,7 +300,7 @@ Status Executor::delta_net_node(const SubGraph& g, const GraphNode& n) {
     a.beta = token_slice(beta, 1, t0, cnt);
     a.state = reinterpret_cast<float*>(static_cast<uint8_t*>(state.data) + slot * state.nb[1]);
     a.out = token_slice(out, 2, t0, cnt);
-    return delta_net(a, &ops_, &pool_);
+    return delta_net(a, &ops_, &pool_, isa_);
   });
 }
 

@@ -109,11 +109,11 @@ Status softmax(const View& x, const View* mask, float sc, const View& y, OpScrat
 Status activate(Activation f, const View& x, const View& y, ThreadPool* pool) {
   if (auto st = same(x, y, "activation"); !st) return st;
   switch (f) {
-    case Activation::silu: for_each(x, y, silu, pool, kExpCost); break;
+    case Activation::silu: for_each(x, y, [](float v) { return silu(v); }, pool, kExpCost); break;
     case Activation::sigmoid:
       for_each(x, y, [](float v) { return 1.0f / (1.0f + std::exp(-v)); }, pool, kExpCost);
       break;
-    case Activation::softplus: for_each(x, y, softplus, pool, 2 * kExpCost); break;
+    case Activation::softplus: for_each(x, y, [](float v) { return softplus(v); }, pool, 2 * kExpCost); break;
     case Activation::gelu:
       // The tanh approximation, as GGML_OP_GELU and the models' configs use.
       for_each(

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "isa.hpp"
 #include "ops.hpp"
 #include "thread_pool.hpp"
 
@@ -29,6 +30,8 @@ struct DeltaNetArgs {
 /// Value heads are independent, so with a pool they are spread over its threads; each
 /// head's arithmetic is the same on any thread count (results do not depend on it).
 /// scratch, when given, is sized here on the calling thread and reused across calls.
-Status delta_net(const DeltaNetArgs& a, OpScratch* scratch = nullptr, ThreadPool* pool = nullptr);
+/// isa: avx2 or avx512 run the loops 8 wide (the same bits as scalar).
+Status delta_net(const DeltaNetArgs& a, OpScratch* scratch = nullptr, ThreadPool* pool = nullptr,
+                 Isa isa = Isa::scalar);
 
 }  // namespace sy::cpu
