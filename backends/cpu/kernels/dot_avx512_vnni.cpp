@@ -116,8 +116,8 @@ float affine32(int64_t n, const void* w, const void* a) {
   return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 }
 
-// The prefill micro-kernel for the symmetric types: the weight levels and scales of a
-// block pair are unpacked once for four activation rows.
+// The prefill micro-kernels: the weight levels and scales of a block pair are unpacked
+// once for four activation rows.
 template <class L>
 void dot4_sym32(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
   const Consts c;
@@ -145,6 +145,37 @@ void dot4_sym32(int64_t n, const void* w, const void* a, size_t stride, float ou
   for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) + tail[r];
 }
 
+template <class L>
+void dot4_affine32(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  const Consts c;
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  const int64_t nb = n / 32;
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2, wb += 2 * L::bytes, ab += 68) {
+    const __m512i u = L::levels(wb, wb + L::bytes, c);
+    // d_w0 d_w1 m_w0 m_w1, multiplied below by the row's d_a0 d_a1 d_a0 d_a1.
+    const __m128 dm = _mm_cvtph_ps(_mm_cvtsi64_si128(
+        static_cast<long long>(ld16(wb) | ld16(wb + L::bytes) << 16 | ld16(wb + 2) << 32 | ld16(wb + L::bytes + 2) << 48)));
+    for (int r = 0; r < 4; ++r) {
+      const u8* ar = ab + r * stride;
+      const __m512i y = join(load256(ar + 2), load256(ar + 36));
+      const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y);
+      const __m512i ys = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, y);
+      const __m128 da = f16x2(ar, ar + 34);
+      const __m128 s = _mm_mul_ps(dm, _mm_movelh_ps(da, da));
+      acc[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(c.idx01, _mm512_castps128_ps512(s)), _mm512_cvtepi32_ps(p), acc[r]);
+      acc[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(c.idx23, _mm512_castps128_ps512(s)), _mm512_cvtepi32_ps(ys), acc[r]);
+    }
+  }
+  float tail[4] = {0, 0, 0, 0};
+  if (i < nb)
+    for (int r = 0; r < 4; ++r) tail[r] = affine32<L>(32, wb, ab + r * stride);
+  for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) + tail[r];
+}
+
 }  // namespace
 
 DotKernel dot_kernel_avx512_vnni(StorageType w) {
@@ -155,8 +186,8 @@ DotKernel dot_kernel_avx512_vnni(StorageType w) {
     case T::Q8_0: return q0(sym32<Q8_0L>, dot4_sym32<Q8_0L>);
     case T::Q5_0: return q0(sym32<Q5_0L>, dot4_sym32<Q5_0L>);
     case T::IQ4_NL: return q0(sym32<IQ4_NLL>, dot4_sym32<IQ4_NLL>);
-    case T::Q4_1: return q0(affine32<Q4_1L>, nullptr);
-    case T::Q5_1: return q0(affine32<Q5_1L>, nullptr);
+    case T::Q4_1: return q0(affine32<Q4_1L>, dot4_affine32<Q4_1L>);
+    case T::Q5_1: return q0(affine32<Q5_1L>, dot4_affine32<Q5_1L>);
     default: return dot_kernel_avx512_vnni_k(w);
   }
 }
