@@ -66,6 +66,11 @@ double gb_per_s(const graph::OpProfileEntry& e) {
   return e.weight_bytes > 0 && e.ns > 0 ? static_cast<double>(e.weight_bytes) / static_cast<double>(e.ns) : -1;
 }
 
+// Flops per nanosecond are GFLOP/s; negative when the op is not a matmul.
+double gflop_per_s(const graph::OpProfileEntry& e) {
+  return e.flops > 0 && e.ns > 0 ? static_cast<double>(e.flops) / static_cast<double>(e.ns) : -1;
+}
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -75,16 +80,17 @@ std::string fmt(const char* f, double v) {
 std::string table(const char* title, const graph::OpProfile& p, double step_ms, double plain_ms) {
   std::string s = std::string("### ") + title + ": " + fmt("%.1f", step_ms) + " ms profiled, " + fmt("%.1f", plain_ms) +
                   " ms unprofiled\n\n";
-  s += "| op | type | device | nodes | ms | % of step | GB/s |\n|---|---|---|---:|---:|---:|---:|\n";
+  s += "| op | type | device | nodes | ms | % of step | GB/s | GFLOP/s |\n|---|---|---|---:|---:|---:|---:|---:|\n";
   for (const Row& r : sorted_rows(p, step_ms)) {
-    const double bw = gb_per_s(*r.e);
+    const double bw = gb_per_s(*r.e), fl = gflop_per_s(*r.e);
     s += "| " + r.e->op + " | " + std::string(storage_type_name(r.e->type)) + " | " + r.e->device_name + " | " +
          std::to_string(r.e->nodes) + " | " + fmt("%.2f", r.ms) + " | " + fmt("%.1f", 100 * r.share) + " | " +
-         (bw < 0 ? std::string("-") : fmt("%.1f", bw)) + " |\n";
+         (bw < 0 ? std::string("-") : fmt("%.1f", bw)) + " | " + (fl < 0 ? std::string("-") : fmt("%.1f", fl)) +
+         " |\n";
   }
   const double outside = step_ms - static_cast<double>(p.total_ns()) / 1e6;
   s += "| (outside nodes: graph build, placement, host) | | | | " + fmt("%.2f", outside) + " | " +
-       fmt("%.1f", step_ms > 0 ? 100 * outside / step_ms : 0) + " | - |\n";
+       fmt("%.1f", step_ms > 0 ? 100 * outside / step_ms : 0) + " | - | - |\n";
   return s;
 }
 
@@ -106,6 +112,9 @@ nlohmann::ordered_json step_json(const graph::OpProfile& p, int64_t tokens, doub
     row["weight_bytes"] = r.e->weight_bytes;
     const double bw = gb_per_s(*r.e);
     row["gb_per_s"] = bw < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(bw);
+    row["flops"] = r.e->flops;
+    const double fl = gflop_per_s(*r.e);
+    row["gflop_per_s"] = fl < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(fl);
     j["rows"].push_back(std::move(row));
   }
   return j;
@@ -145,7 +154,8 @@ std::string profile_markdown(const StepProfiles& p) {
       "Per-op profile: every node runs alone and the host waits for its device after it, so the profiled "
       "step is slower than a normal one (its unprofiled time is beside it); read the shares, not the totals. "
       "GB/s: weight bytes read / time (matmul: the whole matrix; matmul_id: the experts chosen; get_rows: the "
-      "rows looked up; transfer: bytes copied).\n\n";
+      "rows looked up; transfer: bytes copied). GFLOP/s: 2 x multiply-adds / time, for matmul and matmul_id "
+      "(what bounds prefill).\n\n";
   s += table(("Prefill of " + std::to_string(p.prefill_tokens) + " tokens").c_str(), p.prefill, p.prefill_ms,
              p.prefill_plain_ms);
   s += "\n";

@@ -29,7 +29,7 @@ struct StepProfiles {
 Result<StepProfiles> profile_steps(engine::Engine& eng, int64_t prompt_tokens);
 
 /// Two tables (prefill, decode), rows sorted by time, descending: op, type, device, nodes,
-/// ms, % of step, GB/s (weight bytes / time where known).
+/// ms, % of step, GB/s (weight bytes / time where known), GFLOP/s (matmuls).
 std::string profile_markdown(const StepProfiles& p);
 
 /// {"prefill": {...}, "decode": {...}} with the same rows and the step totals.

@@ -7,7 +7,7 @@
 namespace sy::graph {
 
 void OpProfile::add(std::string_view op, StorageType type, int device, std::string_view device_name, int64_t ns,
-                    uint64_t weight_bytes) {
+                    uint64_t weight_bytes, uint64_t flops) {
   auto it = std::find_if(entries_.begin(), entries_.end(), [&](const OpProfileEntry& e) {
     return e.op == op && e.type == type && e.device == device;
   });
@@ -23,6 +23,7 @@ void OpProfile::add(std::string_view op, StorageType type, int device, std::stri
   ++it->nodes;
   it->ns += ns;
   it->weight_bytes += weight_bytes;
+  it->flops += flops;
 }
 
 int64_t OpProfile::total_ns() const {
@@ -87,6 +88,12 @@ uint64_t weight_bytes_read(const GraphNode& n, std::span<const GraphTensor> t) {
     }
     default: return 0;
   }
+}
+
+uint64_t matmul_flops(const GraphNode& n, std::span<const GraphTensor> t) {
+  if (n.op != OpKind::matmul && n.op != OpKind::matmul_id) return 0;
+  const GraphTensor& w = t[static_cast<size_t>(n.src[0])];
+  return 2 * static_cast<uint64_t>(w.ne[0]) * static_cast<uint64_t>(t[static_cast<size_t>(n.dst)].elements());
 }
 
 }  // namespace sy::graph

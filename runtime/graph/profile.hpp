@@ -25,13 +25,14 @@ struct OpProfileEntry {
   int64_t nodes = 0;      ///< nodes run, summed over the steps profiled
   int64_t ns = 0;         ///< execute + synchronize, steady clock
   uint64_t weight_bytes = 0;  ///< weight bytes touched (matmul, matmul_id, get_rows); transfers: bytes moved
+  uint64_t flops = 0;         ///< multiply-adds x 2 of matmul and matmul_id (prefill is compute-bound)
 };
 
 class OpProfile {
  public:
   /// Adds one node's time to its (op, type, device) entry.
   void add(std::string_view op, StorageType type, int device, std::string_view device_name, int64_t ns,
-           uint64_t weight_bytes);
+           uint64_t weight_bytes, uint64_t flops = 0);
   void clear() { entries_.clear(); }
   /// In first-seen order.
   [[nodiscard]] const std::vector<OpProfileEntry>& entries() const { return entries_; }
@@ -53,5 +54,9 @@ StorageType deciding_type(const GraphNode& n, std::span<const GraphTensor> tenso
 /// experts x one expert's bytes (read from its ids, which must be on the host and computed;
 /// when they are not, every expert counts), a get_rows' rows looked up; 0 for other ops.
 uint64_t weight_bytes_read(const GraphNode& n, std::span<const GraphTensor> tensors);
+
+/// Floating-point operations of a matmul or matmul_id (2 per multiply-add: 2 x the weights'
+/// row length x the outputs); 0 for other ops.
+uint64_t matmul_flops(const GraphNode& n, std::span<const GraphTensor> tensors);
 
 }  // namespace sy::graph

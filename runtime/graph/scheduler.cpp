@@ -395,7 +395,7 @@ Status Scheduler::profiled_run(Graph& g, size_t first, size_t last) {
     const int64_t ns = elapsed_ns(t0);
     const GraphNode& n = nodes_[i];
     profile_->add(op_name(n.op), deciding_type(n, tensors), d, info_[static_cast<size_t>(d)].name, ns,
-                  weight_bytes_read(n, tensors));
+                  weight_bytes_read(n, tensors), matmul_flops(n, tensors));
   }
   return Status::ok();
 }

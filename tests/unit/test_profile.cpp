@@ -170,7 +170,12 @@ TEST_CASE("profile: weight bytes are the GGUF's tensor sizes", "[profile]") {
 
   SECTION("matmul reads its whole matrix") {
     const TensorDesc& d = t.at("blk.0.attn_qkv.weight");
-    std::vector<GraphTensor> ts{tensor_of(d), GraphTensor{}, GraphTensor{}};
+    // Five tokens: output [rows, 5].
+    GraphTensor y;
+    y.ne[0] = d.shape[1];
+    y.ne[1] = 5;
+    graph::set_contiguous_strides(y);
+    std::vector<GraphTensor> ts{tensor_of(d), GraphTensor{}, y};
     GraphNode n;
     n.op = OpKind::matmul;
     n.src[0] = 0;
@@ -178,6 +183,8 @@ TEST_CASE("profile: weight bytes are the GGUF's tensor sizes", "[profile]") {
     n.dst = 2;
     CHECK(graph::weight_bytes_read(n, ts) == d.bytes);
     CHECK(graph::deciding_type(n, ts) == d.type);
+    // One multiply-add per weight per token, counted as two operations.
+    CHECK(graph::matmul_flops(n, ts) == 2 * d.elements() * 5);
   }
   SECTION("matmul_id reads each chosen expert once") {
     const TensorDesc& d = t.at("blk.0.ffn_up_exps.weight");
@@ -191,7 +198,12 @@ TEST_CASE("profile: weight bytes are the GGUF's tensor sizes", "[profile]") {
     ids.ne[1] = 3;
     graph::set_contiguous_strides(ids);
     ids.data = chosen.data();
-    std::vector<GraphTensor> ts{tensor_of(d), GraphTensor{}, ids, GraphTensor{}};
+    GraphTensor y;  // [rows, used, tokens]
+    y.ne[0] = d.shape[1];
+    y.ne[1] = 2;
+    y.ne[2] = 3;
+    graph::set_contiguous_strides(y);
+    std::vector<GraphTensor> ts{tensor_of(d), GraphTensor{}, ids, y};
     GraphNode n;
     n.op = OpKind::matmul_id;
     n.src[0] = 0;
@@ -199,6 +211,8 @@ TEST_CASE("profile: weight bytes are the GGUF's tensor sizes", "[profile]") {
     n.src[2] = 2;
     n.dst = 3;
     CHECK(graph::weight_bytes_read(n, ts) == std::min<uint64_t>(2, n_expert) * (d.bytes / n_expert));
+    // Six (token, expert) pairs, each one expert's matrix.
+    CHECK(graph::matmul_flops(n, ts) == 2 * (d.elements() / n_expert) * 6);
     ts[2].data = nullptr;  // ids the host cannot read: every expert counts
     CHECK(graph::weight_bytes_read(n, ts) == d.bytes);
   }
@@ -244,7 +258,7 @@ TEST_CASE("profile: bench::profile_steps reports both steps and leaves the cache
   CHECK(p->prefill_ms >= 0);
   CHECK(p->decode_plain_ms >= 0);
   const std::string md = bench::profile_markdown(*p);
-  CHECK_THAT(md, Catch::Contains("| op | type | device | nodes | ms | % of step | GB/s |"));
+  CHECK_THAT(md, Catch::Contains("| op | type | device | nodes | ms | % of step | GB/s | GFLOP/s |"));
   CHECK_THAT(md, Catch::Contains("Prefill of 10 tokens"));
   CHECK_THAT(md, Catch::Contains("| matmul_id |"));
   const auto j = bench::profile_json(*p);
