@@ -1,4 +1,4 @@
-// AVX-512 VNNI kernels for Q4_K, Q5_K and IQ4_XS against Q8_K activations. Each kernel is
+// AVX-512 VNNI kernels for Q4_K, Q5_K, Q6_K and IQ4_XS against Q8_K activations. Each kernel is
 // written once for R activation rows: R = 1 is the GEMV dot, R = 4 the prefill
 // micro-kernel, which unpacks a super-block's levels and scales once for all four rows.
 //
@@ -128,6 +128,48 @@ void iq4xs(int64_t n, const void* w, const void* a, size_t stride, float* out) {
   for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
 }
 
+// Q6_K: levels u = stored + 32 in 0..63 (vpmaddubsw cannot saturate); 32 * sum(y) * scale
+// comes back from the block sums once per super-block. The 64-level chunks are built in
+// 512-bit registers straight from memory: low bits of 64 bytes, the two high bits of each
+// from a 32-byte word broadcast to both halves and shifted per half.
+template <int R>
+void q6k(int64_t n, const void* w, const void* a, size_t stride, float* out) {
+  const KConsts k;
+  const __m512i k30 = _mm512_set1_epi8(0x30);
+  const __m512i shl_42 = join(_mm256_set1_epi16(4), _mm256_set1_epi16(2)), shr_02 = join(_mm256_setzero_si256(), _mm256_set1_epi16(2));
+  __m512i gidx[4];  // word lanes of 8 take groups 4c, 4c + 1, 4c + 2, 4c + 3
+  for (int c = 0; c < 4; ++c)
+    gidx[c] = join(_mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(4 * c + 1)), _mm_set1_epi16(static_cast<int16_t>(4 * c))),
+                   _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(4 * c + 3)), _mm_set1_epi16(static_cast<int16_t>(4 * c + 2))));
+  const auto* wb = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
+    __m512i u[4], sc[4];
+    for (int h = 0; h < 2; ++h) {
+      const __m512i lb = _mm512_loadu_si512(wb + 64 * h);
+      const __m512i qh = _mm512_broadcast_i64x4(load256(wb + 128 + 32 * h));
+      u[2 * h] = _mm512_or_si512(_mm512_and_si512(lb, k.c.m4), _mm512_and_si512(_mm512_sllv_epi16(qh, shl_42), k30));
+      u[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(lb, 4), k.c.m4),
+                                     _mm512_and_si512(_mm512_srlv_epi16(qh, shr_02), k30));
+    }
+    const __m256i s16 = _mm256_cvtepi8_epi16(load128(wb + 192));
+    for (int c = 0; c < 4; ++c) sc[c] = _mm512_permutexvar_epi16(gidx[c], _mm512_castsi256_si512(s16));
+    const __m256i s32x = _mm256_slli_epi16(s16, 5);
+    const float d = f16(wb + 208);
+    for (int r = 0; r < R; ++r) {
+      const u8* ar = ab + r * stride;
+      const __m256i offs = _mm256_madd_epi16(s32x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + 260)));
+      __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), offs));
+      for (int c = 0; c < 4; ++c)
+        sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(u[c], _mm512_loadu_si512(ar + 4 + 64 * c)), sc[c]);
+      acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * f32(ar)), _mm512_cvtepi32_ps(sumi), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+}
+
 template <class F>
 float one(F f, int64_t n, const void* w, const void* a) {
   float out;
@@ -138,6 +180,7 @@ float one(F f, int64_t n, const void* w, const void* a) {
 float dot_q4_k(int64_t n, const void* w, const void* a) { return one(q45k<false, 1>, n, w, a); }
 float dot_q5_k(int64_t n, const void* w, const void* a) { return one(q45k<true, 1>, n, w, a); }
 float dot_iq4_xs(int64_t n, const void* w, const void* a) { return one(iq4xs<1>, n, w, a); }
+float dot_q6_k(int64_t n, const void* w, const void* a) { return one(q6k<1>, n, w, a); }
 
 }  // namespace
 
@@ -147,6 +190,7 @@ DotKernel dot_kernel_avx512_vnni_k(StorageType w) {
     case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx512, q45k<false, 4>};
     case T::Q5_K: return {T::Q8_K, dot_q5_k, act_q8_k, Isa::avx512, q45k<true, 4>};
     case T::IQ4_XS: return {T::Q8_K, dot_iq4_xs, act_q8_k, Isa::avx512, iq4xs<4>};
+    case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx512, q6k<4>};
     default: return {};
   }
 }
