@@ -61,31 +61,33 @@ float dot_bf16(int64_t n, const void* w, const void* a) {
   return s;
 }
 
-float dot_q8_0(int64_t n, const void* w, const void* a) {
+// Blocks against Q8_0 blocks, two blocks per step into two accumulators: with one, every
+// block waits for the previous block's FMA (its latency is most of a block's work).
+template <int WBytes, class Levels>
+float dot_sym32(int64_t n, const void* w, const void* a, Levels levels) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t i = 0; i < n / 32; ++i, wb += 34, ab += 34) {
-    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2));
-    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
-    const __m256 d = _mm256_set1_ps(f16(wb) * f16(ab));
-    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(qx, qy)), acc);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  auto step = [&](const u8* b, const u8* y, __m256& acc) {
+    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y + 2));
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b) * f16(y)), _mm256_cvtepi32_ps(dot_i8(levels(b), qy)), acc);
+  };
+  const int64_t nb = n / 32;
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2, wb += 2 * WBytes, ab += 68) {
+    step(wb, ab, acc0);
+    step(wb + WBytes, ab + 34, acc1);
   }
-  return hsum(acc);
+  if (i < nb) step(wb, ab, acc0);
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+float dot_q8_0(int64_t n, const void* w, const void* a) {
+  return dot_sym32<34>(n, w, a, [](const u8* b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)); });
 }
 
 float dot_q4_0(int64_t n, const void* w, const void* a) {
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
-  __m256 acc = _mm256_setzero_ps();
-  const __m256i off = _mm256_set1_epi8(8);
-  for (int64_t i = 0; i < n / 32; ++i, wb += 18, ab += 34) {
-    const __m256i qx = _mm256_sub_epi8(nibbles(wb + 2), off);
-    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
-    const __m256 d = _mm256_set1_ps(f16(wb) * f16(ab));
-    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(qx, qy)), acc);
-  }
-  return hsum(acc);
+  return dot_sym32<18>(n, w, a, [](const u8* b) { return _mm256_sub_epi8(nibbles(b + 2), _mm256_set1_epi8(8)); });
 }
 
 // Sum over the 8 sub-blocks of min_j * (bsum[2j] + bsum[2j+1]) in one madd. The mins come
@@ -290,19 +292,6 @@ float dot_affine32(int64_t n, const void* w, const void* a, Levels levels) {
   return hsum(_mm256_add_ps(acc, acc_m));
 }
 
-// Symmetric 32-element types against Q8_0: d_w*d_a*sum(q*qa) with signed levels.
-template <int WBytes, class Levels>
-float dot_sym32(int64_t n, const void* w, const void* a, Levels levels) {
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t i = 0; i < n / 32; ++i, wb += WBytes, ab += 34) {
-    const __m256i q = levels(wb);
-    const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * f16(ab)), _mm256_cvtepi32_ps(dot_i8(q, y)), acc);
-  }
-  return hsum(acc);
-}
 
 const __m256i& iq4_table() {
   static const __m256i t = _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
