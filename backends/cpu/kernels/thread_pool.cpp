@@ -5,10 +5,13 @@
 namespace sy::cpu {
 namespace {
 
-// Long enough to bridge the serial ops between two regions of a decode step (norms,
-// routing: microseconds), short enough that a pool left idle stops taking CPU time almost
-// at once.
-constexpr auto kSpin = std::chrono::microseconds(100);
+// Long enough for the next region of a run of back-to-back ones (projections issued one
+// after another), short enough that a spinning thread never takes the CPU from real work
+// for long on a busy machine (see thread_pool.hpp).
+constexpr auto kSpin = std::chrono::microseconds(5);
+
+constexpr uint64_t kClosed = uint64_t{1} << 31;
+constexpr uint64_t kInside = kClosed - 1;  // mask of the count of workers inside
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -51,24 +54,32 @@ void ThreadPool::work(int thread) {
 }
 
 void ThreadPool::worker(int index) {
-  uint64_t seen = 0;
+  uint64_t seen = 0;  // the last generation this worker joined or skipped
   for (;;) {
-    const auto started = [&] { return stop_.load() || generation_.load() != seen; };
-    if (!spin_until(started)) {
+    const auto fresh = [&] { return stop_.load() || gate_.load() >> 32 != seen; };
+    if (!spin_until(fresh)) {
       std::unique_lock lock(mutex_);
-      // Counted before the predicate is checked: run() bumps the generation and then reads
+      // Counted before the predicate is checked: run() opens the region and then reads
       // sleepers_, so either it sees this worker asleep and notifies, or the check below
-      // already sees the new generation.
+      // already sees the new region.
       sleepers_.fetch_add(1);
-      wake_.wait(lock, started);
+      wake_.wait(lock, fresh);
       sleepers_.fetch_sub(1);
     }
     if (stop_.load()) return;
-    seen = generation_.load();
-    work(index);
-    if (pending_.fetch_sub(1) == 1 && caller_asleep_.load()) {
-      std::lock_guard lock(mutex_);
-      done_cv_.notify_one();
+    uint64_t g = gate_.load();
+    seen = g >> 32;
+    // Join unless the caller already closed the region (every task claimed): then there
+    // is nothing to do and nobody waits for this worker.
+    while ((g & kClosed) == 0 && g >> 32 == seen) {
+      if (!gate_.compare_exchange_weak(g, g + 1)) continue;
+      work(index);
+      const uint64_t left = gate_.fetch_sub(1) - 1;
+      if ((left & kInside) == 0 && (left & kClosed) != 0 && caller_asleep_.load()) {
+        std::lock_guard lock(mutex_);
+        done_cv_.notify_one();
+      }
+      break;
     }
   }
 }
@@ -79,19 +90,22 @@ void ThreadPool::run(int64_t n_tasks, TaskFn fn) {
     for (int64_t t = 0; t < n_tasks; ++t) fn(t, 0);
     return;
   }
-  // Workers read these only after they see the new generation (sequentially consistent,
-  // so also a release/acquire pair), and every worker has finished the previous one.
+  // Workers read these only after they joined the new region through gate_ (sequentially
+  // consistent, so also an acquire of these plain writes), and no worker is inside the
+  // previous one any more.
   fn_ = &fn;
   n_tasks_ = n_tasks;
   next_.store(0, std::memory_order_relaxed);
-  pending_.store(static_cast<int>(workers_.size()));
-  generation_.fetch_add(1);
+  const uint64_t generation = (gate_.load() >> 32) + 1;
+  gate_.store(generation << 32);
   if (sleepers_.load() > 0) {
     std::lock_guard lock(mutex_);  // a worker between its count and its wait holds the lock
     wake_.notify_all();
   }
   work(0);
-  const auto done = [&] { return pending_.load() == 0; };
+  // Every task is claimed now; close the region and wait only for the workers inside it.
+  gate_.fetch_or(kClosed);
+  const auto done = [&] { return (gate_.load() & kInside) == 0; };
   if (!spin_until(done)) {
     std::unique_lock lock(mutex_);
     caller_asleep_.store(true);
