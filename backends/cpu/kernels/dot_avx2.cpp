@@ -100,61 +100,33 @@ inline int k4_min_sum(const ScaleMinWords& u, const uint8_t* bsums) {
   return hsum_i32(_mm256_madd_epi16(m16, b16));
 }
 
-float dot_q4_k(int64_t n, const void* w, const void* a) {
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
-  __m256 acc = _mm256_setzero_ps();
-  __m256 acc_min = _mm256_setzero_ps();
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
-  for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
-    float da;
-    std::memcpy(&da, ab, 4);
-    const auto* q8 = ab + 4;
-    const ScaleMinWords u = scale_min_words_k4(wb + 4);
-    uint8_t sm[8];
-    std::memcpy(sm, u.w, 8);
-    const int msum = k4_min_sum(u, ab + 260);
-    acc_min = _mm256_add_ps(acc_min, _mm256_set1_ps(f16(wb + 2) * da * static_cast<float>(msum)));
-    __m256i sumi = _mm256_setzero_si256();
-    for (int j = 0; j < 4; ++j) {
-      const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * j));
-      const __m256i lo = _mm256_and_si256(q4, m4);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4);
-      const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
-      const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
-      const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(sm[2 * j]));
-      const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16(sm[2 * j + 1]));
-      sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
-    }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * da), _mm256_cvtepi32_ps(sumi), acc);
-  }
-  // acc_min holds the same value in every lane.
-  return hsum(acc) - _mm256_cvtss_f32(acc_min);
-}
-
-void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-  float minus[4] = {0, 0, 0, 0};
+// One kernel for one and for four activation rows (R): each row's arithmetic is the same
+// whatever R is, so prefill (4-row) results equal decode (1-row) ones bit for bit and a
+// token's logits do not depend on the tokens batched with it.
+template <int R>
+void q4_k_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out) {
+  __m256 acc[R];
+  float minus[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps(), minus[r] = 0;
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
     const ScaleMinWords u = scale_min_words_k4(wb + 4);
     uint8_t sm[8];
     std::memcpy(sm, u.w, 8);
     const float d = f16(wb), dmin = f16(wb + 2);
-    float da[4];
-    for (int r = 0; r < 4; ++r) {
+    float da[R];
+    for (int r = 0; r < R; ++r) {
       std::memcpy(&da[r], ab + r * stride, 4);
       minus[r] += dmin * da[r] * static_cast<float>(k4_min_sum(u, ab + r * stride + 260));
     }
-    __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    __m256i sumi[R];
+    for (int r = 0; r < R; ++r) sumi[r] = _mm256_setzero_si256();
     for (int j = 0; j < 4; ++j) {
       const __m256i q4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16 + 32 * j));
       const __m256i lo = _mm256_and_si256(q4, m4);
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4);
       const __m256i s0 = _mm256_set1_epi16(sm[2 * j]), s1 = _mm256_set1_epi16(sm[2 * j + 1]);
-      for (int r = 0; r < 4; ++r) {
+      for (int r = 0; r < R; ++r) {
         const u8* q8 = ab + r * stride + 4 + 64 * j;
         const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8));
         const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32));
@@ -162,28 +134,43 @@ void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out
                                                              _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), s1)));
       }
     }
-    for (int r = 0; r < 4; ++r) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da[r]), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da[r]), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
   }
-  for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]) - minus[r];
+  for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]) - minus[r];
 }
 
+float dot_q4_k(int64_t n, const void* w, const void* a) {
+  float out;
+  q4_k_rows<1>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), 0, &out);
+  return out;
+}
+
+void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  q4_k_rows<4>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), stride, out);
+}
+
+// Block j of each row goes to accumulator j % 2, as in dot_sym32, so every row's result
+// equals the single-row kernel's bit for bit.
 void dot4_q8_0(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  __m256 acc[2][4];
+  for (auto& row : acc)
+    for (auto& v : row) v = _mm256_setzero_ps();
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t i = 0; i < n / 32; ++i, wb += 34, ab += 34) {
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2));
     const __m256i ax = _mm256_sign_epi8(qx, qx);
     const float dw = f16(wb);
+    auto& ac = acc[i & 1];
     for (int r = 0; r < 4; ++r) {
       const u8* ar = ab + r * stride;
       const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + 2));
       const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y, qx)), ones);
-      acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(ar)), _mm256_cvtepi32_ps(p), acc[r]);
+      ac[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(ar)), _mm256_cvtepi32_ps(p), ac[r]);
     }
   }
-  for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]);
+  for (int r = 0; r < 4; ++r) out[r] = hsum(_mm256_add_ps(acc[0][r], acc[1][r]));
 }
 
 // Q6_K levels u in 0..63 for one super-block, in element order (u[2h + k] covers elements
@@ -205,10 +192,11 @@ inline void q6k_levels(const u8* wb, __m256i u[8]) {
   }
 }
 
-void dot4_q6_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+// Q6_K for one and for four activation rows, one kernel (see q4_k_rows).
+template <int R>
+void q6_k_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out) {
+  __m256 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
     __m256i u[8];
     q6k_levels(wb, u);
@@ -217,7 +205,7 @@ void dot4_q6_k(int64_t n, const void* w, const void* a, size_t stride, float out
     for (int c = 0; c < 8; ++c) scv[c] = _mm256_set_m128i(_mm_set1_epi16(sc[2 * c + 1]), _mm_set1_epi16(sc[2 * c]));
     const __m256i sw32 = _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc))), 5);
     const float d = f16(wb + 208);
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < R; ++r) {
       const u8* ar = ab + r * stride;
       __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(),
                                       _mm256_madd_epi16(sw32, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + 260))));
@@ -230,46 +218,17 @@ void dot4_q6_k(int64_t n, const void* w, const void* a, size_t stride, float out
       acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(sumi), acc[r]);
     }
   }
-  for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]);
+  for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]);
+}
+
+void dot4_q6_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  q6_k_rows<4>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), stride, out);
 }
 
 float dot_q6_k(int64_t n, const void* w, const void* a) {
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
-  __m256 acc = _mm256_setzero_ps();
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
-  const __m256i m2 = _mm256_set1_epi8(0x03);
-  const __m256i k32 = _mm256_set1_epi8(32);
-  for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
-    float da;
-    std::memcpy(&da, ab, 4);
-    const auto* q8 = ab + 4;
-    const auto* sc = reinterpret_cast<const int8_t*>(wb + 192);
-    __m256i sumi = _mm256_setzero_si256();
-    for (int h = 0; h < 2; ++h) {
-      const u8* ql = wb + 64 * h;
-      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 128 + 32 * h));
-      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-      __m256i u[4];
-      u[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
-      u[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
-      u[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
-      u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
-      for (int k = 0; k < 4; ++k) {
-        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 128 * h + 32 * k));
-        // (u - 32) . y = u . y - 32 . y, both within int16 per pair.
-        const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(u[k], y), _mm256_maddubs_epi16(k32, y));
-        const int g = 8 * h + 2 * k;  // the 16-element group of the first half of these 32
-        const __m256i s = _mm256_set_m128i(_mm_set1_epi16(sc[g + 1]), _mm_set1_epi16(sc[g]));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
-      }
-    }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 208) * da), _mm256_cvtepi32_ps(sumi), acc);
-  }
-  return hsum(acc);
+  float out;
+  q6_k_rows<1>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), 0, &out);
+  return out;
 }
 
 

@@ -18,19 +18,23 @@ inline __m256i load(const u8* p) { return _mm256_loadu_si256(reinterpret_cast<co
 void dot4_q4_0(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  // Block j of each row goes to accumulator j % 2, as in the single-row kernel.
+  __m256 acc[2][4];
+  for (auto& row : acc)
+    for (auto& v : row) v = _mm256_setzero_ps();
   const __m256i off = _mm256_set1_epi8(8), ones = _mm256_set1_epi16(1);
   for (int64_t i = 0; i < n / 32; ++i, wb += 18, ab += 34) {
     const __m256i q = _mm256_sub_epi8(nibbles(wb + 2), off);
     const __m256i aq = _mm256_sign_epi8(q, q);
     const float dw = f16(wb);
+    auto& ac = acc[i & 1];
     for (int r = 0; r < 4; ++r) {
       const u8* ar = ab + r * stride;
       const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(load(ar + 2), q)), ones);
-      acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(ar)), _mm256_cvtepi32_ps(p), acc[r]);
+      ac[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(ar)), _mm256_cvtepi32_ps(p), ac[r]);
     }
   }
-  for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]);
+  for (int r = 0; r < 4; ++r) out[r] = hsum(_mm256_add_ps(acc[0][r], acc[1][r]));
 }
 
 // Sum over the 8 sub-blocks of min_j * (bsum[2j] + bsum[2j+1]), as in dot_avx2.cpp.

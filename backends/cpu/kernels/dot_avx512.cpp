@@ -41,6 +41,15 @@ float dot_f16(int64_t n, const void* w, const void* a) {
   return s;
 }
 
+// s plus an odd last block's product: shared by the 1- and 4-row kernels so both round
+// (and contract) it the same way, bit for bit.
+inline float q8_0_odd_block(float s, const u8* wb, const u8* ab) {
+  const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2));
+  const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
+  const __m512i p = dot_i8(join(qx, _mm256_setzero_si256()), join(qy, _mm256_setzero_si256()));
+  return s + f16(wb) * f16(ab) * static_cast<float>(_mm512_reduce_add_epi32(p));
+}
+
 float dot_q8_0(int64_t n, const void* w, const void* a) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
@@ -54,12 +63,7 @@ float dot_q8_0(int64_t n, const void* w, const void* a) {
     acc = _mm512_fmadd_ps(join(f16(wb) * f16(ab), f16(wb + 34) * f16(ab + 34)), _mm512_cvtepi32_ps(dot_i8(qx, qy)), acc);
   }
   float s = _mm512_reduce_add_ps(acc);
-  if (i < n / 32) {  // an odd last block
-    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2));
-    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
-    const __m512i p = dot_i8(join(qx, _mm256_setzero_si256()), join(qy, _mm256_setzero_si256()));
-    s += f16(wb) * f16(ab) * static_cast<float>(_mm512_reduce_add_epi32(p));
-  }
+  if (i < n / 32) s = q8_0_odd_block(s, wb, ab);
   return s;
 }
 
@@ -213,7 +217,6 @@ void dot4_q8_0(int64_t n, const void* w, const void* a, size_t stride, float out
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
   __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  float tail[4] = {0, 0, 0, 0};
   const int64_t nb = n / 32;
   int64_t i = 0;
   for (; i + 2 <= nb; i += 2) {
@@ -232,9 +235,10 @@ void dot4_q8_0(int64_t n, const void* w, const void* a, size_t stride, float out
       acc[r] = _mm512_fmadd_ps(join(d0 * f16(a0), d1 * f16(a0 + 34)), _mm512_cvtepi32_ps(p), acc[r]);
     }
   }
-  if (i < nb)
-    for (int r = 0; r < 4; ++r) tail[r] = dot_q8_0(32, wb + 34 * i, ab + r * stride + 34 * i);
-  for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) + tail[r];
+  for (int r = 0; r < 4; ++r) {
+    out[r] = _mm512_reduce_add_ps(acc[r]);
+    if (i < nb) out[r] = q8_0_odd_block(out[r], wb + 34 * i, ab + r * stride + 34 * i);
+  }
 }
 
 void dot4_q4_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {

@@ -54,126 +54,110 @@ struct Q5_1L {
   }
 };
 
-template <class L>
-float sym32(int64_t n, const void* w, const void* a) {
+// One kernel for one and for four activation rows (R): each row's arithmetic is the same
+// whatever R is, so the prefill (4-row) results equal the decode (1-row) ones bit for bit
+// and a token's logits do not depend on the tokens batched with it. The 4-row form unpacks
+// each block pair's levels once for all rows.
+template <class L, int R>
+void sym32_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out) {
   const Consts c;
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
   const __m512i off = _mm512_set1_epi8(static_cast<char>(L::offset));
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  __m512 acc0[R], acc1[R];
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
   const int64_t nb = n / 32;
-  int64_t i = 0;
-  auto step = [&](const u8* w0, const u8* w1, const u8* a0, const u8* a1, __m512& acc) {
-    const __m512i y = join(load256(a0 + 2), load256(a1 + 2));
-    const __m512i u = L::levels(w0, w1, c);
-    const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y),
-                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), off, y));
-    acc = _mm512_fmadd_ps(scales2(w0, w1, a0, a1, c), _mm512_cvtepi32_ps(p), acc);
-  };
-  // Two independent accumulators: one would chain every step on the FMA latency.
-  for (; i + 4 <= nb; i += 4, wb += 4 * L::bytes, ab += 4 * 34) {
-    step(wb, wb + L::bytes, ab, ab + 34, acc0);
-    step(wb + 2 * L::bytes, wb + 3 * L::bytes, ab + 68, ab + 102, acc1);
-  }
-  for (; i + 2 <= nb; i += 2, wb += 2 * L::bytes, ab += 68) step(wb, wb + L::bytes, ab, ab + 34, acc0);
-  // An odd last block pairs with itself against zero activations.
-  if (i < nb) {
-    const __m512i y = join(load256(ab + 2), _mm256_setzero_si256());
-    const __m512i u = L::levels(wb, wb, c);
-    const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y),
-                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), off, y));
-    acc1 = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb) * f16(ab)), _mm512_cvtepi32_ps(p), acc1);
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
-}
-
-template <class L>
-float affine32(int64_t n, const void* w, const void* a) {
-  const Consts c;
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
-  const __m512i ones = _mm512_set1_epi8(1);
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-  const int64_t nb = n / 32;
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, wb += 2 * L::bytes, ab += 68) {
-    const __m512i y = join(load256(ab + 2), load256(ab + 36));
-    const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), L::levels(wb, wb + L::bytes, c), y);
-    const __m512i ys = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, y);
-    __m512 d, m;
-    scales2_affine(wb, wb + L::bytes, ab, ab + 34, c, d, m);
-    acc0 = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(p), acc0);
-    acc1 = _mm512_fmadd_ps(m, _mm512_cvtepi32_ps(ys), acc1);
-  }
-  if (i < nb) {
-    const __m512i y = join(load256(ab + 2), _mm256_setzero_si256());
-    const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), L::levels(wb, wb, c), y);
-    const __m512i ys = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, y);
-    const float da = f16(ab);
-    acc0 = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb) * da), _mm512_cvtepi32_ps(p), acc0);
-    acc1 = _mm512_fmadd_ps(_mm512_set1_ps(f16(wb + 2) * da), _mm512_cvtepi32_ps(ys), acc1);
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
-}
-
-// The prefill micro-kernels: the weight levels and scales of a block pair are unpacked
-// once for four activation rows.
-template <class L>
-void dot4_sym32(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
-  const Consts c;
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
-  const __m512i off = _mm512_set1_epi8(static_cast<char>(L::offset));
-  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  const int64_t nb = n / 32;
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, wb += 2 * L::bytes, ab += 68) {
-    const __m512i u = L::levels(wb, wb + L::bytes, c);
-    const __m128 dw = f16x2(wb, wb + L::bytes);
-    for (int r = 0; r < 4; ++r) {
-      const u8* ar = ab + r * stride;
-      const __m512i y = join(load256(ar + 2), load256(ar + 36));
+  // Blocks i and i + 1 into acc.
+  auto pair = [&](int64_t i, __m512* acc) {
+    const u8* w0 = wb + i * L::bytes;
+    const __m512i u = L::levels(w0, w0 + L::bytes, c);
+    for (int r = 0; r < R; ++r) {
+      const u8* a0 = ab + r * stride + i * 34;
+      const __m512i y = join(load256(a0 + 2), load256(a0 + 36));
       const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y),
                                          _mm512_dpbusd_epi32(_mm512_setzero_si512(), off, y));
-      const __m128 da = f16x2(ar, ar + 34);
-      acc[r] = _mm512_fmadd_ps(spread2(_mm_mul_ps(dw, da), c), _mm512_cvtepi32_ps(p), acc[r]);
+      acc[r] = _mm512_fmadd_ps(scales2(w0, w0 + L::bytes, a0, a0 + 34, c), _mm512_cvtepi32_ps(p), acc[r]);
+    }
+  };
+  int64_t i = 0;
+  // Two independent accumulators: one would chain every step on the FMA latency.
+  for (; i + 4 <= nb; i += 4) {
+    pair(i, acc0);
+    pair(i + 2, acc1);
+  }
+  for (; i + 2 <= nb; i += 2) pair(i, acc0);
+  // An odd last block pairs with itself against zero activations.
+  if (i < nb) {
+    const u8* w0 = wb + i * L::bytes;
+    const __m512i u = L::levels(w0, w0, c);
+    for (int r = 0; r < R; ++r) {
+      const u8* a0 = ab + r * stride + i * 34;
+      const __m512i y = join(load256(a0 + 2), _mm256_setzero_si256());
+      const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y),
+                                         _mm512_dpbusd_epi32(_mm512_setzero_si512(), off, y));
+      acc1[r] = _mm512_fmadd_ps(_mm512_set1_ps(f16(w0) * f16(a0)), _mm512_cvtepi32_ps(p), acc1[r]);
     }
   }
-  float tail[4] = {0, 0, 0, 0};
-  if (i < nb)
-    for (int r = 0; r < 4; ++r) tail[r] = sym32<L>(32, wb, ab + r * stride);
-  for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) + tail[r];
+  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r]));
+}
+
+// The affine types, with the same one-kernel-for-both-row-counts rule: d terms in acc0,
+// m terms in acc1.
+template <class L, int R>
+void affine32_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out) {
+  const Consts c;
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512 acc0[R], acc1[R];
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
+  const int64_t nb = n / 32;
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2) {
+    const u8* w0 = wb + i * L::bytes;
+    const __m512i u = L::levels(w0, w0 + L::bytes, c);
+    for (int r = 0; r < R; ++r) {
+      const u8* a0 = ab + r * stride + i * 34;
+      const __m512i y = join(load256(a0 + 2), load256(a0 + 36));
+      const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y);
+      const __m512i ys = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, y);
+      __m512 d, m;
+      scales2_affine(w0, w0 + L::bytes, a0, a0 + 34, c, d, m);
+      acc0[r] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(p), acc0[r]);
+      acc1[r] = _mm512_fmadd_ps(m, _mm512_cvtepi32_ps(ys), acc1[r]);
+    }
+  }
+  if (i < nb) {
+    const u8* w0 = wb + i * L::bytes;
+    const __m512i u = L::levels(w0, w0, c);
+    for (int r = 0; r < R; ++r) {
+      const u8* a0 = ab + r * stride + i * 34;
+      const __m512i y = join(load256(a0 + 2), _mm256_setzero_si256());
+      const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y);
+      const __m512i ys = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, y);
+      const float da = f16(a0);
+      acc0[r] = _mm512_fmadd_ps(_mm512_set1_ps(f16(w0) * da), _mm512_cvtepi32_ps(p), acc0[r]);
+      acc1[r] = _mm512_fmadd_ps(_mm512_set1_ps(f16(w0 + 2) * da), _mm512_cvtepi32_ps(ys), acc1[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r]));
 }
 
 template <class L>
+float sym32(int64_t n, const void* w, const void* a) {
+  float out;
+  sym32_rows<L, 1>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), 0, &out);
+  return out;
+}
+template <class L>
+void dot4_sym32(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
+  sym32_rows<L, 4>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), stride, out);
+}
+template <class L>
+float affine32(int64_t n, const void* w, const void* a) {
+  float out;
+  affine32_rows<L, 1>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), 0, &out);
+  return out;
+}
+template <class L>
 void dot4_affine32(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
-  const Consts c;
-  const auto* wb = static_cast<const u8*>(w);
-  const auto* ab = static_cast<const u8*>(a);
-  const __m512i ones = _mm512_set1_epi8(1);
-  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  const int64_t nb = n / 32;
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, wb += 2 * L::bytes, ab += 68) {
-    const __m512i u = L::levels(wb, wb + L::bytes, c);
-    // d_w0 d_w1 m_w0 m_w1, multiplied below by the row's d_a0 d_a1 d_a0 d_a1.
-    const __m128 dm = _mm_cvtph_ps(_mm_cvtsi64_si128(
-        static_cast<long long>(ld16(wb) | ld16(wb + L::bytes) << 16 | ld16(wb + 2) << 32 | ld16(wb + L::bytes + 2) << 48)));
-    for (int r = 0; r < 4; ++r) {
-      const u8* ar = ab + r * stride;
-      const __m512i y = join(load256(ar + 2), load256(ar + 36));
-      const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y);
-      const __m512i ys = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, y);
-      const __m128 da = f16x2(ar, ar + 34);
-      const __m128 s = _mm_mul_ps(dm, _mm_movelh_ps(da, da));
-      acc[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(c.idx01, _mm512_castps128_ps512(s)), _mm512_cvtepi32_ps(p), acc[r]);
-      acc[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(c.idx23, _mm512_castps128_ps512(s)), _mm512_cvtepi32_ps(ys), acc[r]);
-    }
-  }
-  float tail[4] = {0, 0, 0, 0};
-  if (i < nb)
-    for (int r = 0; r < 4; ++r) tail[r] = affine32<L>(32, wb, ab + r * stride);
-  for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) + tail[r];
+  affine32_rows<L, 4>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), stride, out);
 }
 
 }  // namespace
