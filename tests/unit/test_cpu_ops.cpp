@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ops.hpp"
+#include "parallel_rows.hpp"
 #include "switchyard/quant.hpp"
 
 using namespace sy;
@@ -679,4 +680,19 @@ TEST_CASE("conv1d on 3 threads equals one thread bit for bit, outputs and carrie
   REQUIRE(conv1d_causal(View::contiguous(x.data(), C, T), w.data(), K, s3.data(), View::contiguous(y3.data(), C, T), &pool).is_ok());
   CHECK(std::memcmp(y1.data(), y3.data(), y1.size() * sizeof(float)) == 0);
   CHECK(std::memcmp(s1.data(), s3.data(), s1.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("row ops use the pool only when no input partially overlaps the output", "[cpu]") {
+  ThreadPool pool(3);
+  std::vector<float> buf(64 * 8 + 64);
+  const View y = View::contiguous(buf.data(), 64, 8);
+  // In place (each row reads only itself) and disjoint inputs are safe.
+  CHECK(pool_for_rows(&pool, y, {y}) == &pool);
+  CHECK(pool_for_rows(&pool, y, {View::contiguous(buf.data() + 64 * 8, 64, 1)}) == &pool);
+  // Shifted by half a row: a thread's writes land in another thread's input rows.
+  CHECK(pool_for_rows(&pool, y, {View::contiguous(buf.data() + 32, 64, 8)}) == nullptr);
+  // A transposed view of the same memory is not the same layout.
+  View t = y;
+  t.ne[0] = 8, t.ne[1] = 64, t.st[0] = 64, t.st[1] = 1;
+  CHECK(pool_for_rows(&pool, y, {t}) == nullptr);
 }

@@ -19,6 +19,7 @@ Status same(const View& a, const View& b, const char* op) {
 // y = f(x) per element, rows over the pool; `cost` is the work of one element.
 template <class F>
 void for_each(const View& x, const View& y, F f, ThreadPool* pool, int64_t cost = 1) {
+  pool = pool_for_rows(pool, y, {x});
   for_rows(pool, x.rows(), x.ne[0] * cost, [&](int64_t r0, int64_t r1, int) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x.row(r);
@@ -41,6 +42,7 @@ float softplus(float v) { return v > 20.f ? v : std::log1p(std::exp(v)); }
 
 Status rms_norm(const View& x, const View& y, float eps, ThreadPool* pool) {
   if (auto st = same(x, y, "rms_norm"); !st) return st;
+  pool = pool_for_rows(pool, y, {x});
   for_rows(pool, x.rows(), 2 * x.ne[0], [&](int64_t r0, int64_t r1, int) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x.row(r);
@@ -59,6 +61,7 @@ Status rms_norm(const View& x, const View& y, float eps, ThreadPool* pool) {
 
 Status l2_norm(const View& x, const View& y, float eps, ThreadPool* pool) {
   if (auto st = same(x, y, "l2_norm"); !st) return st;
+  pool = pool_for_rows(pool, y, {x});
   for_rows(pool, x.rows(), 2 * x.ne[0], [&](int64_t r0, int64_t r1, int) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x.row(r);
@@ -76,6 +79,7 @@ Status softmax(const View& x, const View* mask, float sc, const View& y, OpScrat
   if (auto st = same(x, y, "softmax"); !st) return st;
   if (mask && mask->ne[0] != x.ne[0])
     return error::invalid_argument("cpu: softmax: the mask's rows must be as long as the input's");
+  pool = mask ? pool_for_rows(pool, y, {x, *mask}) : pool_for_rows(pool, y, {x});
   const int64_t row_work = x.ne[0] * kExpCost, stride = (x.ne[0] + 15) / 16 * 16;
   OpScratch local;
   float* bufs = (scratch ? *scratch : local).floats(static_cast<size_t>(stride * row_threads(pool, x.rows(), row_work)));
@@ -131,6 +135,7 @@ Status activate(Activation f, const View& x, const View& y, ThreadPool* pool) {
 Status swiglu(const View& gate, const View& up, const View& y, ThreadPool* pool) {
   if (auto st = same(gate, up, "swiglu"); !st) return st;
   if (auto st = same(gate, y, "swiglu"); !st) return st;
+  pool = pool_for_rows(pool, y, {gate, up});
   for_rows(pool, gate.rows(), gate.ne[0] * kExpCost, [&](int64_t r0, int64_t r1, int) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* g = gate.row(r);
@@ -150,6 +155,7 @@ Status binary(Binary op, const View& a, const View& b, const View& y, ThreadPool
                                      std::to_string(b.ne[d]) + ", neither " + std::to_string(a.ne[d]) + " nor 1");
   // A broadcast dimension reads b's element 0 there: stride 0.
   const int64_t bs0 = b.ne[0] == 1 ? 0 : b.st[0];
+  pool = pool_for_rows(pool, y, {a, b});
   for_rows(pool, a.rows(), a.ne[0], [&](int64_t r0, int64_t r1, int) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t i1 = r % a.ne[1], i2 = (r / a.ne[1]) % a.ne[2], i3 = r / (a.ne[1] * a.ne[2]);

@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 
 #include "thread_pool.hpp"
+#include "view.hpp"
 
 namespace sy::cpu {
 
@@ -20,6 +23,27 @@ inline constexpr int64_t kParallelMinWork = 1 << 15;
 inline int row_threads(const ThreadPool* pool, int64_t rows, int64_t row_work) {
   if (!pool || pool->size() < 2 || rows < 2 || rows * row_work < kParallelMinWork) return 1;
   return pool->size();
+}
+
+/// `pool`, or nullptr when threads could race through memory: an input that partially
+/// overlaps the output y (one thread's rows overwrite what another thread's rows read). An
+/// input laid out exactly as y (in place) is safe, since each row reads only itself; so are
+/// disjoint ones. On one thread, rows run in order, as they always did.
+inline ThreadPool* pool_for_rows(ThreadPool* pool, const View& y, std::initializer_list<View> inputs) {
+  const auto extent = [](const View& v) {
+    int64_t last = 0;  // strides are never negative here; a broadcast dimension has size 1
+    for (int d = 0; d < 4; ++d) last += (v.ne[d] - 1) * v.st[d];
+    return std::pair<const float*, const float*>{v.data, v.data + last + 1};
+  };
+  const auto [ylo, yhi] = extent(y);
+  for (const View& x : inputs) {
+    bool same_layout = x.data == y.data;
+    for (int d = 0; d < 4; ++d) same_layout = same_layout && x.ne[d] == y.ne[d] && (x.ne[d] == 1 || x.st[d] == y.st[d]);
+    if (same_layout) continue;
+    const auto [xlo, xhi] = extent(x);
+    if (xlo < yhi && ylo < xhi) return nullptr;
+  }
+  return pool;
 }
 
 /// Calls fn(r0, r1, thread) over consecutive ranges covering [0, rows).
