@@ -40,13 +40,32 @@ std::vector<std::string> peer_argv(const std::string& peer, const std::string& m
 }
 
 Result<PeerRun> parse_peer_json(const std::string& text) {
+  // llama-bench may print log lines before the JSON on stdout in some builds, and such a
+  // line may itself open with '[' ("[INFO] ..."): each line that opens with '[' is tried
+  // as the start of the JSON, the whole text last.
   nlohmann::json j;
-  try {
-    // llama-bench may print log lines before the JSON on stdout in some builds.
-    const auto b = text.find('[');
-    j = nlohmann::json::parse(b == std::string::npos ? text : text.substr(b));
-  } catch (const std::exception& e) {
-    return error::corrupt(std::string("the peer's output is not llama-bench JSON (-o json): ") + e.what());
+  std::string why;
+  bool parsed = false;
+  for (size_t at = 0; at < text.size() && !parsed;) {
+    if (text[at] == '[') {
+      try {
+        j = nlohmann::json::parse(text.substr(at));
+        parsed = true;
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+    }
+    const size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  if (!parsed) {
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const std::exception& e) {
+      return error::corrupt(std::string("the peer's output is not llama-bench JSON (-o json): ") +
+                            (why.empty() ? e.what() : why));
+    }
   }
   if (!j.is_array() || j.empty())
     return error::corrupt("the peer's JSON is not a non-empty array of tests, as llama-bench -o json prints");

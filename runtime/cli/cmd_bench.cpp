@@ -102,7 +102,9 @@ int run_child(BenchArgs a) {
 std::vector<std::string> child_argv(const bench::RowSpec& r) {
   auto argv = bench::self_cmdline();
   if (argv.empty()) argv.emplace_back("switchyard");
-  argv[0] = bench::self_exe();
+  // This very binary, even if it is rebuilt or replaced while a long bench runs (a path
+  // would then name another program, or none).
+  argv[0] = "/proc/self/exe";
   argv.push_back("--bench-child=" + std::to_string(r.prompt) + "," + std::to_string(r.gen) + "," +
                  std::to_string(r.threads) + "," + std::to_string(r.depth));
   return argv;
@@ -161,11 +163,14 @@ Result<bench::PeerSample> run_peer(const std::string& peer, const std::string& m
   return s;
 }
 
+// --profile's prompt: the first row's, or 512 when that row measures generation only.
+int64_t profile_tokens(const bench::RowSpec& first) { return first.prompt > 0 ? first.prompt : 512; }
+
 // --profile: one prefill of the first row's prompt length (512 when it has none) and one
 // decode step, per op, in this process with the first row's threads.
 Result<bench::StepProfiles> profile(const BenchArgs& a, const bench::RowSpec& first) {
   PipelineFlags f = a.flags;
-  const int64_t tokens = first.prompt > 0 ? first.prompt : 512;
+  const int64_t tokens = profile_tokens(first);
   if (first.threads > 0) f.threads = std::to_string(first.threads);
   if (!f.ctx) f.ctx = std::to_string(bench::row_context({tokens, 1, 0, first.threads}));
   auto p = load_with_flags("bench", f);
@@ -202,6 +207,13 @@ int run_parent(BenchArgs a) {
   for (const auto& r : rows) {
     PipelineFlags f = a.flags;
     if (auto st = set_context(f, r); !st) return fail(st.message());
+  }
+  // The profile runs after every row: a context too small for it must stop the run now,
+  // not after minutes of measurements.
+  if (a.profile) {
+    PipelineFlags f = a.flags;
+    const bench::RowSpec pr{profile_tokens(rows.front()), 1, 0, rows.front().threads};
+    if (auto st = set_context(f, pr); !st) return fail("--profile: " + st.message());
   }
   if (!a.compare.empty() && access(a.compare.c_str(), X_OK) != 0)
     return fail("--compare " + a.compare + ": no such executable; give the path of llama.cpp's llama-bench (built by "

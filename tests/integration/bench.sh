@@ -77,6 +77,8 @@ check "bench: -p 0 -n 0 measures nothing" 1 "measures nothing" -- "$exe" bench -
 check "bench: -r 0 is refused" 2 "repetitions.*must be an integer from 1 to 1000" -- "$exe" bench -m "$m" -r 0
 check "bench: a context too small for the row" 1 "-c 32 is too small for -p 64 -n 4 -d 0, which needs 65 positions" \
   -- "$exe" bench -m "$m" -p 64 -n 4 -c 32
+check "bench --profile: a context too small for the profile is refused before measuring" 1 \
+  "^switchyard bench: --profile: -c 64 is too small for -p 512" -- "$exe" bench -m "$m" -p 0 -n 4 -c 64 --profile -r 1
 check "bench: a missing model file" 1 "nope.gguf" -- "$exe" bench -m "$tmp/nope.gguf" -r 1
 check "bench --compare: a missing peer" 1 "--compare $tmp/nope: no such executable" \
   -- "$exe" bench -m "$m" -p 16 -n 4 --compare "$tmp/nope"

@@ -61,6 +61,10 @@ TEST_CASE("bench peer: llama-bench's JSON", "[bench]") {
   CHECK(r->timed_s == Approx(10.0));
   CHECK(r->build_commit == "abc1234");
   CHECK(r->build_number == 4000);
+  // Log lines before the JSON, one of them opening with '[' as the JSON does.
+  auto logged = bench::parse_peer_json("[INFO] loading model\nbuild: abc\n" + out);
+  REQUIRE(logged);
+  CHECK(logged->tg_ts == 8.0);
   auto bad = bench::parse_peer_json("| model | size |");
   REQUIRE_FALSE(bad);
   CHECK(bad.status().message().find("not llama-bench JSON") != std::string::npos);

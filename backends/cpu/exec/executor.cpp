@@ -149,7 +149,8 @@ Status matmul_id_args(const GraphTensor& w, const GraphTensor& x, const GraphTen
   a.n_used = ids.ne[0];
   a.n_tokens = ids.ne[1];
   a.y = static_cast<float*>(y.data);
-  if (x.ne[0] != a.k || (a.x_slots != 1 && a.x_slots != a.n_used) || x.ne[2] != a.n_tokens || y.ne[0] != a.rows)
+  if (x.ne[0] != a.k || (a.x_slots != 1 && a.x_slots != a.n_used) || x.ne[2] != a.n_tokens || y.ne[0] != a.rows ||
+      y.ne[1] != a.n_used || y.ne[2] != a.n_tokens)
     return error::invalid_argument("cpu: matmul_id: shapes do not agree");
   return Status::ok();
 }
@@ -164,7 +165,11 @@ void swiglu_span(const float* gate, const float* up, float* h, int64_t n) {
 bool disjoint(const GraphTensor& a, const GraphTensor& b) {
   const auto* pa = static_cast<const uint8_t*>(a.data);
   const auto* pb = static_cast<const uint8_t*>(b.data);
-  const auto bytes = [](const GraphTensor& t) { return static_cast<size_t>(t.elements()) * sizeof(float); };
+  // Contiguous tensors of any type (checked by the callers' contiguity tests for f32 ones).
+  const auto bytes = [](const GraphTensor& t) {
+    const auto row = storage_row_bytes(t.type, static_cast<uint64_t>(t.ne[0]));
+    return static_cast<size_t>(row.value_or(0)) * static_cast<size_t>(t.ne[1] * t.ne[2] * t.ne[3]);
+  };
   return pa + bytes(a) <= pb || pb + bytes(b) <= pa;
 }
 
@@ -210,6 +215,9 @@ Status Executor::gate_up_nodes(const SubGraph& g, size_t i, size_t& used) {
     return Status::ok();
   const GraphTensor &ya = t(a.dst), &yb = t(b.dst);
   if (!ya.data || !yb.data || !disjoint(ya, yb)) return Status::ok();
+  // b must not read what a writes (fused, b's inputs are read before a's output exists).
+  for (int k = 0; k < kMaxSources && b.src[k] >= 0; ++k)
+    if (b.src[k] == a.dst || !disjoint(ya, t(b.src[k]))) return Status::ok();
   const GraphNode* s = i + 2 < g.nodes.size() ? &g.nodes[i + 2] : nullptr;
   bool fuse_glu = s && s->op == OpKind::swiglu && ((s->src[0] == a.dst && s->src[1] == b.dst) ||
                                                    (s->src[0] == b.dst && s->src[1] == a.dst));

@@ -8,6 +8,9 @@ namespace sy::cpu {
 namespace {
 
 Status check_ids(const MatmulIdArgs& a) {
+  if (a.n_used < 1 || a.n_tokens < 0)
+    return error::invalid_argument("cpu: matmul_id: " + std::to_string(a.n_used) +
+                                   " experts per token; expected at least 1");
   if (a.x_slots != 1 && a.x_slots != a.n_used)
     return error::invalid_argument("cpu: matmul_id: the input has " + std::to_string(a.x_slots) +
                                    " slots; expected 1 or n_used = " + std::to_string(a.n_used));
