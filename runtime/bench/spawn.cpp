@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -54,12 +53,6 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv) {
   r.peak_rss = static_cast<uint64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
-}
-
-std::string self_exe() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("/proc/self/exe") : p.string();
 }
 
 std::vector<std::string> self_cmdline() {

@@ -23,9 +23,6 @@ struct ProcessResult {
 /// be started at all (the exit code reports a failure inside).
 Result<ProcessResult> run_process(const std::vector<std::string>& argv);
 
-/// This executable's path (/proc/self/exe), for starting a copy of it.
-std::string self_exe();
-
 /// This process's command line as it was typed (/proc/self/cmdline), argv[0] included.
 std::vector<std::string> self_cmdline();
 

@@ -30,17 +30,7 @@ namespace {
 // One or two products (a gate/up pair) of the same input.
 Status products(std::span<const MatmulArgs> a, const Glu& glu, Isa isa, ThreadPool& pool, void* scratch) {
   GemmPlan p;
-  p.products = static_cast<int>(a.size());
-  for (size_t q = 0; q < a.size(); ++q) {
-    p.kern[q] = dot_kernel(a[q].w_type, isa);
-    if (auto st = matmul_check(a[q].w_type, a[q].k, p.kern[q]); !st) return st;
-    p.w_row[q] = *storage_row_bytes(a[q].w_type, static_cast<uint64_t>(a[q].k));
-    p.y[q] = a[q].y;
-  }
-  p.k = a[0].k;
-  p.rows = a[0].rows;
-  p.a_stride = *storage_row_bytes(p.kern[0].act_type, static_cast<uint64_t>(p.k));
-  p.glu = glu;
+  if (auto st = plan_products(a, glu, isa, p); !st) return st;
   auto* act = static_cast<uint8_t*>(scratch);
   convert_rows(p.kern[0], p.k, a[0].m, [&](int64_t i) { return a[0].x + i * p.k; }, act, p.a_stride, pool);
   GemmBlock b;

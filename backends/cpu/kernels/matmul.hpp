@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "dot.hpp"
 #include "gemm_blocks.hpp"
@@ -40,6 +41,24 @@ bool can_share_activations(StorageType a, StorageType b, Isa isa);
 
 /// Ok when `kern` exists and k is whole blocks of w_type; else the error matmul() returns.
 Status matmul_check(StorageType w_type, int64_t k, const DotKernel& kern);
+
+/// A plan for one or two products (a gate/up pair) of the same input: each product's kernel,
+/// weight-row size and output, with the first one's shapes (MatmulArgs or MatmulIdArgs).
+template <class Args>
+Status plan_products(std::span<const Args> a, const Glu& glu, Isa isa, GemmPlan& p) {
+  p.products = static_cast<int>(a.size());
+  for (size_t q = 0; q < a.size(); ++q) {
+    p.kern[q] = dot_kernel(a[q].w_type, isa);
+    if (auto st = matmul_check(a[q].w_type, a[q].k, p.kern[q]); !st) return st;
+    p.w_row[q] = *storage_row_bytes(a[q].w_type, static_cast<uint64_t>(a[q].k));
+    p.y[q] = a[q].y;
+  }
+  p.k = a[0].k;
+  p.rows = a[0].rows;
+  p.a_stride = *storage_row_bytes(p.kern[0].act_type, static_cast<uint64_t>(p.k));
+  p.glu = glu;
+  return Status::ok();
+}
 
 /// Bytes of scratch matmul() needs for these shapes.
 size_t matmul_scratch_bytes(StorageType w_type, int64_t k, int64_t m, Isa isa);

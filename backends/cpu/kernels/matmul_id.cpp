@@ -74,17 +74,7 @@ Status products(std::span<const MatmulIdArgs> a, const Glu& glu, Isa isa, Thread
   const MatmulIdArgs& a0 = a[0];
   if (auto st = check_ids(a0); !st) return st;
   GemmPlan p;
-  p.products = static_cast<int>(a.size());
-  for (size_t q = 0; q < a.size(); ++q) {
-    p.kern[q] = dot_kernel(a[q].w_type, isa);
-    if (auto st = matmul_check(a[q].w_type, a[q].k, p.kern[q]); !st) return st;
-    p.w_row[q] = *storage_row_bytes(a[q].w_type, static_cast<uint64_t>(a[q].k));
-    p.y[q] = a[q].y;
-  }
-  p.k = a0.k;
-  p.rows = a0.rows;
-  p.a_stride = *storage_row_bytes(p.kern[0].act_type, static_cast<uint64_t>(p.k));
-  p.glu = glu;
+  if (auto st = plan_products(a, glu, isa, p); !st) return st;
 
   group_pairs(a0, s);
   const size_t need = s.order.size() * p.a_stride;
