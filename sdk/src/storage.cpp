@@ -54,6 +54,7 @@ constexpr std::array kTable{
     StorageTypeInfo{T::I8_G32, "I8_G32", 32, 36, true, false, 32},
     StorageTypeInfo{T::I8_G64, "I8_G64", 64, 68, true, false, 64},
     StorageTypeInfo{T::I8_G128, "I8_G128", 128, 132, true, false, 128},
+    StorageTypeInfo{T::Q4_K_X16, "Q4_K_X16", 256, 144, true, false, 0},  // 16 rows interleaved
 };
 
 bool iequal(std::string_view a, std::string_view b) {

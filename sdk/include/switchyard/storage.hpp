@@ -32,6 +32,11 @@ enum class StorageType : uint32_t {
   // an f16 zero point z (an exact small integer) and the codes q; x = (q - z) * d.
   I4_G32 = 1010, I4_G64 = 1011, I4_G128 = 1012,
   I8_G32 = 1020, I8_G64 = 1021, I8_G128 = 1022,
+  // Q4_K with 16 rows interleaved (what the loader repacks Q4_K into for CPU kernels that
+  // read 16 rows at once): a tensor of whole groups of 16 rows, each group a run of
+  // 2304-byte super-block columns; the same bytes per element as Q4_K, but a row is not
+  // contiguous (repack_rows() in quant.hpp gives the layout).
+  Q4_K_X16 = 1030,
 };
 
 /// What a storage type is, for kernels, loaders and memory planning.
