@@ -60,8 +60,9 @@ std::string cpu_model_name() {
 
 class CpuDevice final : public Device {
  public:
-  explicit CpuDevice(int threads)
-      : threads_(threads), isa_(detect_isa()), pool_(threads), executor_(isa_, pool_), description_(cpu_model_name()) {}
+  CpuDevice(int threads, bool repack)
+      : threads_(threads), isa_(detect_isa()), pool_(threads), executor_(isa_, pool_, repack),
+        description_(cpu_model_name()), repack_(repack && dot_kernel(StorageType::Q4_K_X16, isa_).usable()) {}
   DeviceInfo info() const noexcept override {
     DeviceInfo d;
     d.name = "cpu";
@@ -75,6 +76,7 @@ class CpuDevice final : public Device {
     d.reads_host_memory = true;
     d.unified_memory = true;
     d.features = {std::string("kernels: ") + std::string(isa_name(isa_)), std::to_string(threads_) + " threads"};
+    if (repack_) d.features.emplace_back("repacks Q4_K weights into Q4_K_X16 at load");
     return d;
   }
   // Every kind is plain RAM here: the host and the kernels read it alike.
@@ -98,11 +100,12 @@ class CpuDevice final : public Device {
   ThreadPool pool_;
   Executor executor_;
   std::string description_;
+  bool repack_;
 };
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads) : device_(threads) {}
+  CpuBackend(int threads, bool repack) : device_(threads, repack) {}
   size_t device_count() const noexcept override { return 1; }
   Device& device(size_t) noexcept override { return device_; }
 
@@ -116,7 +119,7 @@ Result<std::unique_ptr<Component>> make_cpu(const ParamMap& p) noexcept {
     int threads = physical_cores();  // "auto"
     if (auto t = p.get_int("threads")) threads = static_cast<int>(*t);
     if (threads < 1) threads = 1;
-    return std::make_unique<CpuBackend>(threads);
+    return std::make_unique<CpuBackend>(threads, p.get_bool("repack").value_or(true));
   });
 }
 
@@ -138,7 +141,11 @@ const PluginDescriptor* describe() noexcept {
     threads.max = 1024;
     threads.choices = {"auto"};
     threads.primary = true;
-    c.params = {threads};
+    ParamSpec repack{"repack", ParamType::boolean,
+                     "Repack Q4_K weights at load into a 16-row interleaved layout (Q4_K_X16) where the CPU has a "
+                     "kernel for it (AVX-512 VNNI): same memory, faster matmuls; false keeps the file's layout",
+                     true};
+    c.params = {threads, repack};
     c.factory = make_cpu;
     pd.components.push_back(std::move(c));
     return pd;

@@ -64,7 +64,7 @@ void gemv(benchmark::State& state, StorageType type) {
   const int threads = static_cast<int>(state.range(0));
   const int64_t k = 4096;
   const size_t row_bytes = *storage_row_bytes(type, k);
-  const int64_t rows = static_cast<int64_t>((size_t{512} << 20) / row_bytes);  // ~512 MiB of weights
+  const int64_t rows = static_cast<int64_t>((size_t{512} << 20) / row_bytes) / 16 * 16;  // ~512 MiB of weights
   std::vector<uint8_t> w(row_bytes * static_cast<size_t>(rows));
   {
     std::mt19937 rng(1);
@@ -72,8 +72,12 @@ void gemv(benchmark::State& state, StorageType type) {
     std::vector<float> row(k);
     std::vector<uint8_t> q(row_bytes);
     for (auto& v : row) v = nd(rng);
-    (void)quantize_row(type, row.data(), q.data(), k);
+    (void)quantize_row(interleave_base(type), row.data(), q.data(), k);
     for (int64_t r = 0; r < rows; ++r) std::memcpy(w.data() + static_cast<size_t>(r) * row_bytes, q.data(), row_bytes);
+    if (interleave_rows(type) > 1) {  // an interleaved layout (Q4_K_X16), as the loader repacks it
+      std::vector<uint8_t> rowmajor = w;
+      (void)repack_rows(type, rowmajor.data(), w.data(), k, rows);
+    }
   }
   std::vector<float> x(k, 0.5f), y(static_cast<size_t>(rows));
   const Isa isa = detect_isa();
@@ -234,8 +238,8 @@ void moe_layer(benchmark::State& state) {
 void register_all() {
   const int t = all_threads();
   benchmark::RegisterBenchmark("memory_bandwidth", memory_bandwidth)->Arg(1)->Arg(t)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
-  for (auto type : {StorageType::Q4_K, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q4_0, StorageType::Q5_K,
-                    StorageType::IQ4_XS, StorageType::F16, StorageType::F32})
+  for (auto type : {StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q4_0,
+                    StorageType::Q5_K, StorageType::IQ4_XS, StorageType::F16, StorageType::F32})
     benchmark::RegisterBenchmark(("gemv/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { gemv(s, type); })
         ->Arg(1)->Arg(t)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);

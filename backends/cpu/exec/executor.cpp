@@ -95,7 +95,7 @@ bool Executor::supports(const GraphNode& node, std::span<const GraphTensor> tens
   const StorageType type = deciding_type(node, tensors);
   switch (node.op) {
     case OpKind::matmul:
-    case OpKind::matmul_id: return dot_kernel(type, isa_).dot != nullptr;
+    case OpKind::matmul_id: return (repack_ || interleave_rows(type) == 1) && dot_kernel(type, isa_).usable();
     case OpKind::get_rows:
     case OpKind::set_rows:
     case OpKind::copy: return storage_type_info(type).block_size > 0 && type != StorageType::I32;

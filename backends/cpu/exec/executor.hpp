@@ -18,7 +18,9 @@ namespace sy::cpu {
 
 class Executor {
  public:
-  Executor(Isa isa, ThreadPool& pool) : isa_(isa), pool_(pool) {}
+  /// `repack`: whether to accept interleaved weight types (the loader repacks weights into
+  /// them only when the device says it supports them).
+  Executor(Isa isa, ThreadPool& pool, bool repack = true) : isa_(isa), pool_(pool), repack_(repack) {}
 
   /// Executes every node in order; the first failing node stops the run with its error.
   Status run(const SubGraph& g);
@@ -39,6 +41,7 @@ class Executor {
 
   Isa isa_;
   ThreadPool& pool_;
+  bool repack_;
   std::vector<uint8_t> scratch_;   // converted activations
   MatmulIdScratch id_scratch_;
   AttentionScratch attn_scratch_;

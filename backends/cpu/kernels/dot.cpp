@@ -5,16 +5,22 @@
 namespace sy::cpu {
 
 DotKernel dot_kernel(StorageType weight, Isa isa) {
+  DotKernel k;
 #if defined(__x86_64__)
   if (isa == Isa::avx512) {
     static const Avx512Ext ext{cpu_has("avx512vnni"), cpu_has("avx512bf16")};
-    return dot_kernel_avx512_best(weight, ext);
+    k = dot_kernel_avx512_best(weight, ext);
+  } else if (isa == Isa::avx2) {
+    k = dot_kernel_avx2(weight);
+  } else {
+    k = dot_kernel_scalar(weight);
   }
-  if (isa == Isa::avx2) return dot_kernel_avx2(weight);
 #else
   (void)isa;
+  k = dot_kernel_scalar(weight);
 #endif
-  return dot_kernel_scalar(weight);
+  // An interleaved layout exists to be faster: its scalar reference is for tests only.
+  return k.group1 && k.isa == Isa::scalar ? DotKernel{} : k;
 }
 
 }  // namespace sy::cpu

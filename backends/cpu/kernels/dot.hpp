@@ -19,6 +19,10 @@ using ActQuantFn = void (*)(int64_t n, const float* x, void* out);
 /// One weight row against four activation rows `a_stride` bytes apart: the weight blocks
 /// are unpacked once for all four (the prefill micro-kernel). out[r] = dot(w, a_r).
 using Dot4Fn = void (*)(int64_t n, const void* w, const void* a, size_t a_stride, float out[4]);
+/// Interleaved types (Q4_K_X16): one group of 16 weight rows against T activation rows
+/// `a_stride` bytes apart (T = 1 or 4, fixed per function); out[t][r] = dot(row r, a_t).
+/// Row r of a group is computed alike for any T, so a token's result never depends on its batch.
+using GroupFn = void (*)(int64_t n, const void* w, const void* a, size_t a_stride, float* const* out);
 
 struct DotKernel {
   StorageType act_type = StorageType::F32;  ///< the activation ("dot") type
@@ -26,10 +30,17 @@ struct DotKernel {
   ActQuantFn quantize_act = nullptr;         ///< converts f32 activations to act_type
   Isa isa = Isa::scalar;                     ///< the ISA this kernel actually uses
   Dot4Fn dot4 = nullptr;                     ///< optional 4-row kernel; nullptr: call dot 4 times
+  GroupFn group1 = nullptr;                  ///< interleaved types instead of dot: a group x 1 row
+  GroupFn group4 = nullptr;                  ///< and a group x 4 rows
+
+  /// Whether the weight type is supported at all (by rows or by groups).
+  [[nodiscard]] bool usable() const { return dot != nullptr || group1 != nullptr; }
 };
 
 /// The kernel for a weight type on an ISA; falls back to a lower ISA's kernel where the
-/// requested one has no specialised version (isa says which was used).
+/// requested one has no specialised version (isa says which was used). An interleaved type
+/// is offered only with a SIMD kernel of its own: it exists to be faster, and the loader
+/// repacks weights only when the device supports it.
 DotKernel dot_kernel(StorageType weight, Isa isa);
 
 /// Plain activation conversions (shared by every ISA's kernels).
@@ -40,6 +51,8 @@ void act_q8_k(int64_t n, const float* x, void* out);
 
 /// The scalar reference kernels (for tests and as the fallback).
 DotKernel dot_kernel_scalar(StorageType weight);
+/// The scalar references of the interleaved types (reached through dot_kernel_scalar()).
+DotKernel dot_kernel_scalar_x16(StorageType weight);
 #if defined(__x86_64__)
 DotKernel dot_kernel_avx2(StorageType weight);
 DotKernel dot_kernel_avx512(StorageType weight);
@@ -50,6 +63,8 @@ struct Avx512Ext {
 };
 /// The AVX-512 kernel, preferring a variant for an extension the CPU has.
 DotKernel dot_kernel_avx512_best(StorageType weight, Avx512Ext ext);
+/// The VNNI kernels of the interleaved types; an empty DotKernel for other types.
+DotKernel dot_kernel_avx512_vnni_x16(StorageType weight);
 #endif
 
 }  // namespace sy::cpu

@@ -314,8 +314,10 @@ void dot4_q6_k(int64_t n, const void* w, const void* a, size_t stride, float out
 }  // namespace
 
 DotKernel dot_kernel_avx512_best(StorageType w, Avx512Ext ext) {
-  if (ext.vnni)
+  if (ext.vnni) {
     if (const DotKernel k = dot_kernel_avx512_vnni(w); k.dot) return k;
+    if (const DotKernel k = dot_kernel_avx512_vnni_x16(w); k.group1) return k;
+  }
   if (ext.bf16)
     if (const DotKernel k = dot_kernel_avx512_bf16(w); k.dot) return k;
   return dot_kernel_avx512(w);

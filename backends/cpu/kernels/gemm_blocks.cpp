@@ -21,8 +21,29 @@ int64_t row_chunk(const GemmPlan& p, std::span<const GemmBlock> blocks, int thre
   return std::clamp<int64_t>((per_task + 15) / 16 * 16, 16, std::max<int64_t>(16, p.rows));
 }
 
+// Interleaved weights: groups of 16 rows (chunks are multiples of 16), four activation
+// rows per call while there are four.
+void product_groups(const GemmPlan& p, int q, const GemmBlock& b, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  const DotKernel& kern = p.kern[q];
+  const auto out = [&](int64_t i) { return p.y[q] + (b.out ? b.out[i] : i) * p.rows; };
+  const auto act = [&](int64_t i) { return b.act + static_cast<size_t>(i) * p.a_stride; };
+  for (int64_t r = r0; r < r1; r += 16) {
+    const uint8_t* wg = b.w[q] + static_cast<size_t>(r) * p.w_row[q];  // group r / 16: 16 rows' bytes each
+    int64_t i = t0;
+    for (; i + 4 <= t1; i += 4) {
+      float* const o[4] = {out(i) + r, out(i + 1) + r, out(i + 2) + r, out(i + 3) + r};
+      kern.group4(p.k, wg, act(i), p.a_stride, o);
+    }
+    for (; i < t1; ++i) {
+      float* const o[1] = {out(i) + r};
+      kern.group1(p.k, wg, act(i), p.a_stride, o);
+    }
+  }
+}
+
 void product(const GemmPlan& p, int q, const GemmBlock& b, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const DotKernel& kern = p.kern[q];
+  if (kern.group1) return product_groups(p, q, b, r0, r1, t0, t1);
   const auto out = [&](int64_t i) { return p.y[q] + (b.out ? b.out[i] : i) * p.rows; };
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* wr = b.w[q] + static_cast<size_t>(r) * p.w_row[q];

@@ -3,10 +3,12 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/quant.hpp"
+
 namespace sy::cpu {
 
 Status matmul_check(StorageType w_type, int64_t k, const DotKernel& kern) {
-  if (!kern.dot)
+  if (!kern.usable())
     return error::unsupported("cpu: no matmul kernel for weights of type " + std::string(storage_type_name(w_type)));
   if (k % storage_type_info(w_type).block_size != 0)
     return error::invalid_argument("cpu: matmul row length " + std::to_string(k) + " is not a multiple of " +
@@ -14,14 +16,20 @@ Status matmul_check(StorageType w_type, int64_t k, const DotKernel& kern) {
   return Status::ok();
 }
 
+Status rows_not_grouped(StorageType w_type, int64_t rows) {
+  return error::invalid_argument("cpu: " + std::string(storage_type_name(w_type)) + " weights come in groups of " +
+                                 std::to_string(interleave_rows(w_type)) + " rows, but the matrix has " +
+                                 std::to_string(rows));
+}
+
 bool can_share_activations(StorageType a, StorageType b, Isa isa) {
   const DotKernel ka = dot_kernel(a, isa), kb = dot_kernel(b, isa);
-  return ka.dot && kb.dot && ka.act_type == kb.act_type && ka.quantize_act == kb.quantize_act;
+  return ka.usable() && kb.usable() && ka.act_type == kb.act_type && ka.quantize_act == kb.quantize_act;
 }
 
 size_t matmul_scratch_bytes(StorageType w_type, int64_t k, int64_t m, Isa isa) {
   const auto kern = dot_kernel(w_type, isa);
-  if (!kern.dot) return 0;
+  if (!kern.usable()) return 0;
   return static_cast<size_t>(*storage_row_bytes(kern.act_type, static_cast<uint64_t>(k)) * static_cast<uint64_t>(m));
 }
 
@@ -63,11 +71,19 @@ Status matmul_reference(const MatmulArgs& a) {
   const DotKernel kern = dot_kernel_scalar(a.w_type);
   if (auto st = matmul_check(a.w_type, a.k, kern); !st) return st;
   const size_t w_row = *storage_row_bytes(a.w_type, static_cast<uint64_t>(a.k));
+  if (a.rows % interleave_rows(a.w_type) != 0) return rows_not_grouped(a.w_type, a.rows);
   std::vector<uint8_t> act(*storage_row_bytes(kern.act_type, static_cast<uint64_t>(a.k)));
   for (int64_t i = 0; i < a.m; ++i) {
     kern.quantize_act(a.k, a.x + i * a.k, act.data());
-    for (int64_t r = 0; r < a.rows; ++r)
-      a.y[i * a.rows + r] = kern.dot(a.k, static_cast<const uint8_t*>(a.w) + static_cast<size_t>(r) * w_row, act.data());
+    const auto* w = static_cast<const uint8_t*>(a.w);
+    float* y = a.y + i * a.rows;
+    if (kern.group1)
+      for (int64_t r = 0; r < a.rows; r += 16) {
+        float* const o[1] = {y + r};
+        kern.group1(a.k, w + static_cast<size_t>(r) * w_row, act.data(), 0, o);
+      }
+    else
+      for (int64_t r = 0; r < a.rows; ++r) y[r] = kern.dot(a.k, w + static_cast<size_t>(r) * w_row, act.data());
   }
   return Status::ok();
 }

@@ -42,6 +42,9 @@ bool can_share_activations(StorageType a, StorageType b, Isa isa);
 /// Ok when `kern` exists and k is whole blocks of w_type; else the error matmul() returns.
 Status matmul_check(StorageType w_type, int64_t k, const DotKernel& kern);
 
+/// The error for an interleaved matrix whose rows are not whole groups.
+Status rows_not_grouped(StorageType w_type, int64_t rows);
+
 /// A plan for one or two products (a gate/up pair) of the same input: each product's kernel,
 /// weight-row size and output, with the first one's shapes (MatmulArgs or MatmulIdArgs).
 template <class Args>
@@ -50,6 +53,7 @@ Status plan_products(std::span<const Args> a, const Glu& glu, Isa isa, GemmPlan&
   for (size_t q = 0; q < a.size(); ++q) {
     p.kern[q] = dot_kernel(a[q].w_type, isa);
     if (auto st = matmul_check(a[q].w_type, a[q].k, p.kern[q]); !st) return st;
+    if (p.kern[q].group1 && a[q].rows % 16 != 0) return rows_not_grouped(a[q].w_type, a[q].rows);
     p.w_row[q] = *storage_row_bytes(a[q].w_type, static_cast<uint64_t>(a[q].k));
     p.y[q] = a[q].y;
   }

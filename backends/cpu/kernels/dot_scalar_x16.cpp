@@ -1,0 +1,42 @@
+// The scalar reference for interleaved layouts: un-interleave the group (quant.hpp's
+// unpack_rows(), the inverse of the loader's repack) and run the row-major scalar kernel
+// on each row. Tests compare the SIMD group kernels with it; dot_kernel() never offers it
+// for running a model, since row-major weights are as fast on the scalar path.
+#include <vector>
+
+#include "dot.hpp"
+#include "switchyard/quant.hpp"
+
+namespace sy::cpu {
+namespace {
+
+constexpr int kGroup = 16;
+
+template <int T>
+void group_scalar(StorageType type, int64_t n, const void* w, const void* a, size_t stride, float* const* out) {
+  const StorageType base = interleave_base(type);
+  const DotKernel row_kernel = dot_kernel_scalar(base);
+  const size_t row = *storage_row_bytes(base, static_cast<uint64_t>(n));
+  std::vector<uint8_t> rows(row * kGroup);
+  (void)unpack_rows(type, w, rows.data(), n, kGroup);
+  for (int t = 0; t < T; ++t)
+    for (int r = 0; r < kGroup; ++r)
+      out[t][r] = row_kernel.dot(n, rows.data() + row * r, static_cast<const uint8_t*>(a) + t * stride);
+}
+
+template <int T>
+void q4k_x16(int64_t n, const void* w, const void* a, size_t stride, float* const* out) {
+  group_scalar<T>(StorageType::Q4_K_X16, n, w, a, stride, out);
+}
+
+}  // namespace
+
+DotKernel dot_kernel_scalar_x16(StorageType w) {
+  if (w != StorageType::Q4_K_X16) return {};
+  DotKernel k{StorageType::Q8_K, nullptr, act_q8_k, Isa::scalar};
+  k.group1 = q4k_x16<1>;
+  k.group4 = q4k_x16<4>;
+  return k;
+}
+
+}  // namespace sy::cpu
