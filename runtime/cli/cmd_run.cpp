@@ -144,6 +144,7 @@ int report(const RunArgs& a, const Outcome& o, const engine::Runtime& rt, bool f
                   {"weights_mapped_bytes", rt.model->weights().mapped_bytes()},
                   {"weights_locked_bytes", rt.model->weights().locked_bytes()},
                   {"weights_prefaulted_bytes", rt.model->weights().prefaulted_bytes()},
+                  {"weights_repacked_bytes", rt.model->weights().repacked_bytes()},
                   {"weights_kept_on_host", rt.model->weights().kept_on_host()},
                   {"transfers", st.transfers},
                   {"transfer_bytes", st.transfer_bytes},

@@ -32,6 +32,16 @@ bool lock_pages(const std::byte* p, size_t n) {
   return mlock(reinterpret_cast<const void*>(begin), end - begin) == 0;
 }
 
+// Drops the pages of a read-only file mapping that lie wholly inside [p, p + n) from this
+// process (the page cache keeps them): a tensor copied elsewhere at load must not count
+// twice in RSS. Pages shared with a neighbour stay; it would only fault them in again.
+void release_pages(std::span<const std::byte> v) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(v.data()) + page - 1) & ~(page - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(v.data()) + v.size()) & ~(page - 1);
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 GraphTensor shaped(const TensorDesc& d) {
   GraphTensor t;
   t.type = d.type;
@@ -75,10 +85,21 @@ std::optional<OpKind> refused_op(const Device& dev, const GraphTensor& w, const 
   return std::nullopt;
 }
 
+// Whether the host computes this weight faster interleaved (its device supports the
+// interleaved type): Q4_K matrices of whole row groups, except the token embeddings, which
+// get_rows reads row by row.
+bool repacks(const Device& host, GraphTensor t, const std::string& name) {
+  const StorageType to = StorageType::Q4_K_X16;
+  if (t.type != interleave_base(to) || name == "token_embd.weight" || t.ne[1] % interleave_rows(to) != 0) return false;
+  t.type = to;
+  return !refused_op(host, t, name).has_value();
+}
+
 struct Pending {
   size_t index;      // in the source's tensor list
   int device;
   bool convert;      // dequantize to F32 at load
+  bool repack;       // rearrange into Q4_K_X16 at load (same bytes)
   uint64_t bytes;    // as stored on the device
   size_t chunk = 0;  // pool chunk of its device
   uint64_t offset = 0;
@@ -143,12 +164,13 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
       convert = true;
       ++w.converted_;
     }
+    const bool repack = dev == where.host && !convert && matrix && repacks(*devices[host_dev], t, d.name);
     const uint64_t bytes = convert ? static_cast<uint64_t>(t.elements()) * sizeof(float) : d.bytes;
     w.bytes_ += d.bytes;
     auto& placed = w.placed_[static_cast<size_t>(dev)];
     placed.weights += bytes;
     if (planner::is_routed_expert(d.name)) placed.expert_weights += bytes;
-    if (dev == where.host && host_maps && opts.mmap && !convert) {
+    if (dev == where.host && host_maps && opts.mmap && !convert && !repack) {
       if (auto view = src.view(i)) {
         t.data = const_cast<std::byte*>(view->data());  // weights are only read
         w.mapped_bytes_ += view->size();
@@ -158,7 +180,7 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
         continue;
       }
     }
-    uploads.push_back({i, dev, convert, bytes});
+    uploads.push_back({i, dev, convert, repack, bytes});
   }
 
   // Pool: per device, tensors packed into chunks in file order.
@@ -189,7 +211,9 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
     const TensorDesc& d = descs[u.index];
     GraphTensor t = shaped(d);
     std::span<const std::byte> bytes;
-    if (auto view = src.view(u.index)) {
+    Buffer* buf = chunks[static_cast<size_t>(u.device)][u.chunk];
+    auto view = src.view(u.index);
+    if (view) {
       bytes = *view;
     } else {
       raw.resize(d.bytes);
@@ -205,8 +229,23 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
       t.type = StorageType::F32;
       graph::set_contiguous_strides(t);
     }
-    Buffer* buf = chunks[static_cast<size_t>(u.device)][u.chunk];
-    if (auto st = buf->upload(static_cast<size_t>(u.offset), bytes); !st) return st;
+    if (u.repack) {
+      // Straight into host-visible memory; through a staging copy otherwise.
+      auto* host = static_cast<std::byte*>(buf->host_data());
+      std::byte* out = host ? host + u.offset : nullptr;
+      if (!out) {
+        converted.resize(bytes.size());
+        out = converted.data();
+      }
+      if (auto st = repack_rows(StorageType::Q4_K_X16, bytes.data(), out, t.ne[0], t.rows()); !st)
+        return Status(st.code(), d.name + ": " + st.message());
+      t.type = StorageType::Q4_K_X16;
+      w.repacked_bytes_ += bytes.size();
+      if (view) release_pages(*view);
+      bytes = {out, bytes.size()};
+    }
+    if (!(u.repack && buf->host_data()))
+      if (auto st = buf->upload(static_cast<size_t>(u.offset), bytes); !st) return st;
     t.buffer = buf;
     t.offset = static_cast<size_t>(u.offset);
     t.data = buf->host_data() ? static_cast<std::byte*>(buf->host_data()) + u.offset : nullptr;
@@ -238,6 +277,10 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
         w.replicas_.push_back({original, dv, t});
       }
     }
+  if (w.repacked_bytes_ > 0)
+    lg->info("repacked {:.2f} GiB of Q4_K weights into Q4_K_X16 for the CPU's 16-row kernels (same size; "
+             "backends[cpu].repack: false keeps the file's layout)",
+             static_cast<double>(w.repacked_bytes_) / (1u << 30));
   // Locked pages are already resident.
   if (!opts.mlock) w.prefaulted_bytes_ = prefault(mapped);
   // llama.cpp's behaviour: a failed lock is a warning, since the model still runs.

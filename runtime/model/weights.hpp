@@ -68,6 +68,8 @@ class Weights {
   [[nodiscard]] uint64_t locked_bytes() const { return locked_bytes_; }
   /// Bytes of the mapping whose page tables were filled at load (model/prefault.hpp).
   [[nodiscard]] uint64_t prefaulted_bytes() const { return prefaulted_bytes_; }
+  /// Bytes rearranged at load into an interleaved layout for the host's kernels (Q4_K_X16).
+  [[nodiscard]] uint64_t repacked_bytes() const { return repacked_bytes_; }
   /// Per device index: the bytes placed there.
   [[nodiscard]] const std::vector<PlacedBytes>& placed() const { return placed_; }
 
@@ -89,6 +91,7 @@ class Weights {
   uint64_t mapped_bytes_ = 0;
   uint64_t locked_bytes_ = 0;
   uint64_t prefaulted_bytes_ = 0;
+  uint64_t repacked_bytes_ = 0;
 };
 
 }  // namespace sy::model
