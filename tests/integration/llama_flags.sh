@@ -18,8 +18,8 @@ check "-c sets context.length" 0 "length: 8192" -- pp -c 8192
 trained=$("$exe" inspect --json "$m" | grep -o '"qwen35moe.context_length": *[0-9]*' | grep -o '[0-9]*$')
 check "-c 0 is the model's trained length" 0 "length: $trained" -- pp --set context.length=64 -c 0
 check "--ctx-size is -c" 0 "length: 512" -- pp --ctx-size 512
-check "-t sets the cpu backend's threads" 0 "plugin: cpu, threads: 3" -- pp -t 3
-check "-t -1 is auto" 0 'plugin: cpu, threads: "auto"' -- pp -t -1
+check "-t sets the cpu backend's threads" 0 "plugin: cpu, repack: true, threads: 3" -- pp -t 3
+check "-t -1 is auto" 0 'plugin: cpu, repack: true, threads: "auto"' -- pp -t -1
 check "-b and -ub set batch and ubatch" 0 "batch: 1024.*ubatch: 256" -- bash -c "'$exe' run -m '$m' --print-pipeline -b 1024 -ub 256 | tr '\n' ' '"
 check "-np sets context.parallel" 0 "parallel: 4" -- pp -np 4
 check "-ngl 99 is a layer count, not -n gl" 0 "gpu_layers: 99" -- pp -ngl 99
@@ -42,7 +42,7 @@ check "-s -2 is refused, naming -1" 2 "--seed: must be an integer from 0 to 9223
 check "-dev with an index past 255" 1 "--device: 'cuda99999999999999999999' has no device index from 0 to 255" -- pp -dev cuda99999999999999999999
 check "--no-mmap" 0 "mmap: false" -- pp --no-mmap
 check "--mlock" 0 "mlock: true" -- pp --mlock
-check "-dev none keeps the CPU only" 0 "^backends:\s+- \{plugin: cpu, threads: \"auto\"\}\s+placement" -- \
+check "-dev none keeps the CPU only" 0 "^backends:\s+- \{plugin: cpu, repack: true, threads: \"auto\"\}\s+placement" -- \
   bash -c "'$exe' run -m '$m' --print-pipeline -dev none | tr '\n' ' ' | grep -o 'backends:.*placement'"
 check "-dev vulkan0 puts the GPU first" 0 "plugin: vulkan, devices: \[0\].*plugin: cpu" -- \
   bash -c "'$exe' run -m '$m' --print-pipeline -dev vulkan0 | tr '\n' ' '"
@@ -79,9 +79,9 @@ backends: [cpu]
 sampling: [ { top_p: 0.9 }, dist ]
 EOF2
 check "--set into model: FILE, - cpu, { top_p: 0.9 } and - dist" 0 \
-  "mmap: false.*plugin: cpu, threads: 3.*top_p: \{min_keep: 2, p: 0.9\}.*dist: \{seed: 4\}" -- \
+  "mmap: false.*plugin: cpu, repack: true, threads: 3.*top_p: \{min_keep: 2, p: 0.9\}.*dist: \{seed: 4\}" -- \
   bash -c "'$exe' run -P '$tmp/base.yaml' --print-pipeline --set model.mmap=false --set backends.0.threads=3 --set sampling.0.top_p.min_keep=2 --set sampling.dist.seed=4 | tr '\n' ' '"
-check "--set addresses a backend by name" 0 "plugin: cpu, threads: 2" -- \
+check "--set addresses a backend by name" 0 "plugin: cpu, repack: true, threads: 2" -- \
   "$exe" run -P "$tmp/base.yaml" --print-pipeline --set backends.cpu.threads=2
 check "--set by name names the items when none matches" 1 "'sampling.top_k': no item of the list is named 'top_k' \(it holds: top_p, dist\)" -- \
   "$exe" run -P "$tmp/base.yaml" --print-pipeline --set sampling.top_k.k=3
@@ -91,7 +91,7 @@ sampling: [ top_p, dist ]
 EOF2
 check "--set sampling.NAME=VALUE on a bare sampler name gives it that main value" 0 "top_p: \{min_keep: 1, p: 0.5\}" -- \
   "$exe" run -P "$tmp/bare.yaml" --print-pipeline --set sampling.top_p=0.5
-check "--set by name reaches the default chain and the default backends" 0 "plugin: cpu, threads: 2.*temperature: \{t: 0.3\}" -- \
+check "--set by name reaches the default chain and the default backends" 0 "plugin: cpu, repack: true, threads: 2.*temperature: \{t: 0.3\}" -- \
   bash -c "'$exe' run -m '$m' --print-pipeline --set sampling.temperature.t=0.3 --set backends.cpu.threads=2 | tr '\n' ' '"
 check "validate --set into a sampler shorthand, as run does" 0 "ok" -- "$exe" validate "$tmp/base.yaml" --set sampling.0.top_p.min_keep=2
 printf 'model: models/not-downloaded.gguf\n' > "$tmp/later.yaml"
