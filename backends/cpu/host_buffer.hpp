@@ -24,6 +24,7 @@ class HostBuffer final : public Buffer {
   void* host_data() noexcept override { return data_; }
 
   static constexpr size_t kAlignment = 4096;
+  static constexpr size_t kHugePage = size_t{2} << 20;  ///< x86-64's transparent huge page
 
  private:
   HostBuffer(void* data, size_t size, BufferKind kind) : data_(data), size_(size), kind_(kind) {}
