@@ -13,10 +13,7 @@
 #include "log/log.hpp"
 
 namespace sy::model {
-namespace {
 
-// MemAvailable from /proc/meminfo in bytes (it counts reclaimable page cache, which is where
-// an already-read model file sits); 0 when unknown.
 uint64_t mem_available() {
   std::ifstream in("/proc/meminfo");
   std::string key;
@@ -26,8 +23,6 @@ uint64_t mem_available() {
     if (key == "MemAvailable:") return kib * 1024;
   return 0;
 }
-
-}  // namespace
 
 uint64_t prefault(std::span<const MappedRange> ranges) {
 #ifdef MADV_POPULATE_READ

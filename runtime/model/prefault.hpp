@@ -13,6 +13,10 @@ namespace sy::model {
 /// A byte range of a mapping.
 using MappedRange = std::pair<const std::byte*, size_t>;
 
+/// MemAvailable from /proc/meminfo in bytes (it counts reclaimable page cache, which is
+/// where an already-read model file sits); 0 when unknown.
+uint64_t mem_available();
+
 /// Prefaults `ranges` (read-only, MADV_POPULATE_READ) when together they fit in 90% of the
 /// memory the kernel reports available, so a model larger than RAM is never forced in.
 /// Returns the bytes prefaulted (0 when skipped or unsupported by the kernel).

@@ -127,6 +127,15 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
   };
   const auto host_dev = static_cast<size_t>(where.host);
   const bool host_maps = devices[host_dev]->info().reads_host_memory;
+  // Repacked copies are anonymous memory, which cannot be paged back to the file: a model
+  // mapped in place is repacked only when the host's share fits in 90% of available memory
+  // (the rule prefaulting follows), so a model larger than RAM still runs from its mapping.
+  uint64_t host_bytes = 0;
+  for (size_t i = 0; i < descs.size(); ++i)
+    if (where.tensor_device.empty() || where.tensor_device[i] == where.host) host_bytes += descs[i].bytes;
+  const uint64_t available = mem_available();
+  const bool repack_fits = !opts.mmap || (available > 0 && host_bytes <= available / 10 * 9);
+  bool repack_declined = false;
   std::set<std::pair<int, StorageType>> told;
   std::vector<Pending> uploads;
   std::vector<MappedRange> mapped;  // read in place by the host: prefaulted below
@@ -164,7 +173,11 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
       convert = true;
       ++w.converted_;
     }
-    const bool repack = dev == where.host && !convert && matrix && repacks(*devices[host_dev], t, d.name);
+    bool repack = dev == where.host && !convert && matrix && repacks(*devices[host_dev], t, d.name);
+    if (repack && !repack_fits) {
+      repack = false;
+      repack_declined = true;
+    }
     const uint64_t bytes = convert ? static_cast<uint64_t>(t.elements()) * sizeof(float) : d.bytes;
     w.bytes_ += d.bytes;
     auto& placed = w.placed_[static_cast<size_t>(dev)];
@@ -277,6 +290,10 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
         w.replicas_.push_back({original, dv, t});
       }
     }
+  if (repack_declined)
+    lg->info("weights kept in the file's layout, not repacked for the CPU's 16-row kernels: the host's {:.2f} GiB do "
+             "not fit in 90% of the {:.2f} GiB available, and repacked copies could not be paged out",
+             static_cast<double>(host_bytes) / (1u << 30), static_cast<double>(available) / (1u << 30));
   if (w.repacked_bytes_ > 0)
     lg->info("repacked {:.2f} GiB of Q4_K weights into Q4_K_X16 for the CPU's 16-row kernels (same size; "
              "backends[cpu].repack: false keeps the file's layout)",
