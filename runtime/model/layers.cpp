@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "switchyard/quant.hpp"
+
 namespace sy::model {
 
 using graph::TensorId;
@@ -90,6 +92,14 @@ const GraphTensor* Resolver::rows(const GraphTensor* t, int64_t first, int64_t n
     v.ne[0] = n;
     bytes = static_cast<size_t>(first * t->nb[0]);
   } else {
+    // An interleaved layout (a repacked Q4_K) splits only at whole row groups.
+    const int64_t group = interleave_rows(t->type);
+    if (first % group != 0 || n % group != 0) {
+      fail("a fused " + std::string(storage_type_name(t->type)) + " matrix cannot be split at row " +
+           std::to_string(first) + " (its rows come in groups of " + std::to_string(group) +
+           "); set backends[cpu].repack: false to keep the file's layout");
+      return nullptr;
+    }
     v.ne[1] = n;
     bytes = static_cast<size_t>(first * t->nb[1]);
   }
