@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "matmul.hpp"
+#include "matmul_close.hpp"
 #include "switchyard/quant.hpp"
 
 using namespace sy;
@@ -143,17 +144,6 @@ std::vector<uint8_t> random_matrix(StorageType t, int64_t k, int64_t rows, std::
     REQUIRE(quantize_row(t, wf.data(), w.data() + static_cast<size_t>(r) * rb, k).is_ok());
   }
   return w;
-}
-
-// |got - ref| within 1e-4 of the largest reference magnitude (the activation conversion is
-// the same on every path; only summation order differs).
-void check_close(const std::vector<float>& got, const std::vector<float>& ref) {
-  double max_err = 0, max_mag = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    max_err = std::max(max_err, static_cast<double>(std::fabs(got[i] - ref[i])));
-    max_mag = std::max(max_mag, static_cast<double>(std::fabs(ref[i])));
-  }
-  CHECK(max_err <= 1e-4 * std::max(1.0, max_mag));
 }
 
 // SwiGLU written out here from its definition, silu(g) * u = g / (1 + e^-g) * u.

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "matmul.hpp"
+#include "matmul_close.hpp"
 #include "matmul_id.hpp"
 #include "switchyard/quant.hpp"
 
@@ -34,15 +35,6 @@ std::vector<uint8_t> repacked(const std::vector<uint8_t>& w, int64_t k, int64_t 
   std::vector<uint8_t> out(w.size());
   REQUIRE(repack_rows(kX16, w.data(), out.data(), k, rows).is_ok());
   return out;
-}
-
-void check_close(const std::vector<float>& got, const std::vector<float>& ref) {
-  double max_err = 0, max_mag = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    max_err = std::max(max_err, static_cast<double>(std::fabs(got[i] - ref[i])));
-    max_mag = std::max(max_mag, static_cast<double>(std::fabs(ref[i])));
-  }
-  CHECK(max_err <= 1e-4 * std::max(1.0, max_mag));
 }
 
 // The kernels for the interleaved type this machine runs: the scalar reference always, the
