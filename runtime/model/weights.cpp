@@ -139,6 +139,11 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
   std::set<std::pair<int, StorageType>> told;
   std::vector<Pending> uploads;
   std::vector<MappedRange> mapped;  // read in place by the host: prefaulted below
+  // With an output matrix of its own, the embedding table is only looked up row by row
+  // (get_rows reads one row per token): prefaulting it would make the whole table resident
+  // (0.33 GiB of qwen3-8b's 4.68) for the few rows a prompt touches. A tied table is the
+  // output head too, read whole every step, and is prefaulted like any matrix.
+  const bool embd_by_rows = std::any_of(descs.begin(), descs.end(), [](const TensorDesc& d) { return d.name == "output.weight"; });
   for (size_t i = 0; i < descs.size(); ++i) {
     const TensorDesc& d = descs[i];
     GraphTensor t = shaped(d);
@@ -188,7 +193,7 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
         t.data = const_cast<std::byte*>(view->data());  // weights are only read
         w.mapped_bytes_ += view->size();
         lock(view->data(), view->size());
-        mapped.emplace_back(view->data(), view->size());
+        if (!(embd_by_rows && d.name == "token_embd.weight")) mapped.emplace_back(view->data(), view->size());
         w.tensors_.emplace(d.name, t);
         continue;
       }

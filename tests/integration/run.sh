@@ -58,6 +58,33 @@ check "weights are used from the mapping by default" 0 '"weights_bytes":([0-9]+)
 # warning says how to allow it; the run goes on in both cases.
 check "--mlock locks the weights or says how to allow it" 0 '"weights_bytes":([0-9]+),"weights_mapped_bytes":[0-9]+,"weights_locked_bytes":\1,|could not lock the weights in RAM' -- \
   "$exe" run -m "$m" --prompt-ids 1 -n 1 --json --mlock
+# Prefaulting: an embedding table that only get_rows reads (the model has output.weight)
+# stays out of it, so its pages are resident only for the rows a prompt touches; a tied
+# table is the output head, read whole every step, and is prefaulted. The expected bytes
+# come from the tensor table (inspect); 0 is allowed for kernels before 5.14, which refuse
+# MADV_POPULATE_READ.
+prefault_check() {
+  local name="$1" model="$2" embd_prefaulted="$3"
+  local embd json
+  embd=$("$exe" inspect "$model" --json --tensors 2>/dev/null | python3 -c '
+import json, sys
+print(next(t["bytes"] for t in json.load(sys.stdin)["tensors"] if t["name"] == "token_embd.weight"))')
+  json=$("$exe" run -m "$model" --prompt-ids 1 -n 1 --json 2>/dev/null)
+  if python3 -c '
+import json, sys
+s = json.loads(sys.argv[1])["stats"]
+mapped, pre, embd, tied = s["weights_mapped_bytes"], s["weights_prefaulted_bytes"], int(sys.argv[2]), sys.argv[3] == "1"
+want = mapped if tied else mapped - embd
+sys.exit(0 if pre == 0 or want <= pre < want + 65536 else 1)' "$json" "$embd" "$embd_prefaulted"; then
+    echo "ok   [$name]"
+  else
+    echo "FAIL [$name]: $(grep -o '"weights_[a-z]*_bytes":[0-9]*' <<< "$json" | tr '\n' ' ') token_embd $embd bytes"; failures=$((failures + 1))
+  fi
+}
+"$exe" synth --topology demo-llama --vocab 65536 -o "$tmp/untied.gguf" > /dev/null 2>&1
+"$exe" synth --topology qwen3-0.6b --layers 1 --vocab 16384 -o "$tmp/tied.gguf" > /dev/null 2>&1
+prefault_check "an embedding table read by rows only is not prefaulted" "$tmp/untied.gguf" 0
+prefault_check "a tied embedding table (the output head) is prefaulted" "$tmp/tied.gguf" 1
 check "q8_0 KV runs" 0 '"ids":\[' -- "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --json --set context.kv_type=q8_0
 check "fp8 KV is refused clearly" 1 "kv_type fp8 has no attention kernel" -- "$exe" run -m "$m" --prompt-ids 1 --set context.kv_type=fp8
 check "bad override" 1 "context.kv_type" -- "$exe" run -m "$m" --prompt-ids 1 --set context.kv_type=q9_0
