@@ -109,6 +109,7 @@ bool Executor::supports(const GraphNode& node, std::span<const GraphTensor> tens
 }
 
 Status Executor::run(const SubGraph& g) {
+  const ThreadPool::Hot hot(pool_);  // the nodes' regions come back to back
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     size_t used = 0;
     if (auto st = gate_up_nodes(g, i, used); !st) return st;

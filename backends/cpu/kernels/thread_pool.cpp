@@ -1,5 +1,7 @@
 #include "thread_pool.hpp"
 
+#include <sched.h>
+
 #include <chrono>
 
 namespace sy::cpu {
@@ -9,6 +11,25 @@ namespace {
 // after another), short enough that a spinning thread never takes the CPU from real work
 // for long on a busy machine (see thread_pool.hpp).
 constexpr auto kSpin = std::chrono::microseconds(5);
+// Inside a Hot scope: longer than the serial gaps of a decode step, so workers rarely
+// block inside a graph. Measured on qwen3-8b Q4_K_M decode, 2 threads, idle machine: 8.1
+// t/s with kSpin alone, 9.0 with the hot spin.
+constexpr auto kHotSpin = std::chrono::microseconds(200);
+// A busy machine is recognised from the spin itself: past kSpin the spinner yields every
+// kYieldEvery, and a yield (or any stretch between two clock reads) that takes longer than
+// kPreempted means another thread ran on this core. Then the hot spin is off for kCalm:
+// there a spinning worker only burns the CPU time the scheduler would otherwise give it
+// back when work arrives. Measured with two busy processes on this 2-core machine: 4.2-4.4
+// t/s with the short spin alone, 3.0-3.5 with a hot spin that only yielded, and the same
+// as the short spin (medians 4.1 and 4.0 of six) with this detection.
+constexpr auto kYieldEvery = std::chrono::microseconds(10);
+constexpr auto kPreempted = std::chrono::microseconds(50);
+constexpr auto kCalm = std::chrono::milliseconds(100);
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 constexpr uint64_t kClosed = uint64_t{1} << 31;
 constexpr uint64_t kInside = kClosed - 1;  // mask of the count of workers inside
@@ -19,20 +40,33 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins until done() holds or kSpin passes; true if it holds.
+}  // namespace
+
 template <class F>
-bool spin_until(F&& done) {
-  const auto until = std::chrono::steady_clock::now() + kSpin;
+bool ThreadPool::spin_until(F&& done) {
+  using std::chrono::nanoseconds;
+  const int64_t start = now_ns();
+  const bool hot = hot_.load(std::memory_order_relaxed) > 0 && start >= calm_until_.load(std::memory_order_relaxed);
+  const int64_t limit = start + nanoseconds(hot ? kHotSpin : kSpin).count();
+  int64_t last = start, next_yield = start + nanoseconds(kSpin).count();
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (done()) return true;
       cpu_relax();
     }
-    if (std::chrono::steady_clock::now() >= until) return done();
+    const int64_t now = now_ns();
+    if (now - last > nanoseconds(kPreempted).count()) {
+      calm_until_.store(now + nanoseconds(kCalm).count(), std::memory_order_relaxed);
+      return done();
+    }
+    if (now >= limit) return done();
+    if (now >= next_yield) {
+      sched_yield();
+      next_yield = now + nanoseconds(kYieldEvery).count();
+    }
+    last = now;
   }
 }
-
-}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker(i); });

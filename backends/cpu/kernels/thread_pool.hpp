@@ -3,12 +3,17 @@
 // thread works too. Per-thread state lives on separate cache lines.
 //
 // A decode step runs hundreds of short parallel regions with a little serial work between
-// them. Two things keep that cheap: a worker that has not yet woken up when the caller has
-// claimed every task is not waited for (it skips that region), so a region never costs more
-// than its work plus the stragglers already inside it; and threads spin briefly (kSpin in
-// thread_pool.cpp) before they block on a condition variable, so back-to-back regions skip
-// the futex round trip. The spin is short on purpose: on a busy 2-core machine a 100 us
-// spin took the CPU from the caller's own serial work and cost about 30% of decode speed.
+// them. Three things keep that cheap:
+// - a worker that has not yet woken up when the caller has claimed every task is not
+//   waited for (it skips that region), so a region never costs more than its work plus the
+//   stragglers already inside it;
+// - threads spin briefly (kSpin in thread_pool.cpp) before they block on a condition
+//   variable, so back-to-back regions skip the futex round trip;
+// - while a graph runs (a Hot scope), the gaps between regions are the graph's own serial
+//   ops (a norm, a rope, a cache write: microseconds), and a worker that blocked in every
+//   gap would be woken through the kernel for nearly every matmul; then workers spin
+//   longer (kHotSpin), unless the spin finds another thread taking the core (a busy
+//   machine), where a plain 100 us spin cost about 30% of decode speed.
 #pragma once
 
 #include <atomic>
@@ -49,9 +54,26 @@ class ThreadPool {
   /// returns when all are done. `thread` is in [0, size()). Not re-entrant.
   void run(int64_t n_tasks, TaskFn fn);
 
+  /// While one exists, regions are expected back to back (a graph is running): idle
+  /// threads spin longer before they block. Scopes nest; the caller's thread owns them.
+  class Hot {
+   public:
+    explicit Hot(ThreadPool& pool) : pool_(pool) { pool_.hot_.fetch_add(1, std::memory_order_relaxed); }
+    ~Hot() { pool_.hot_.fetch_sub(1, std::memory_order_relaxed); }
+    Hot(const Hot&) = delete;
+    Hot& operator=(const Hot&) = delete;
+
+   private:
+    ThreadPool& pool_;
+  };
+
  private:
   void worker(int index);
   void work(int thread);
+  /// Spins until done() holds or the spin's time is up (longer while Hot and no other thread
+  /// was seen taking this core); true if it holds.
+  template <class F>
+  bool spin_until(F&& done);
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
@@ -67,6 +89,8 @@ class ThreadPool {
   std::atomic<int> sleepers_{0};  ///< workers blocked (or about to block) on wake_
   std::atomic<bool> stop_{false};
   std::atomic<bool> caller_asleep_{false};  ///< run() is blocked on done_cv_
+  std::atomic<int> hot_{0};                 ///< open Hot scopes
+  std::atomic<int64_t> calm_until_{0};      ///< steady-clock ns: no hot spin before (busy machine)
   alignas(64) std::atomic<int64_t> next_{0};
 };
 
