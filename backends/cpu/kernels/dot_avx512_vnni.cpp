@@ -68,6 +68,8 @@ void sym32_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out
   // Blocks i and i + 1 into acc.
   auto pair = [&](int64_t i, __m512* acc) {
     const u8* w0 = wb + i * L::bytes;
+    prefetch_ahead(w0);
+    if constexpr (2 * L::bytes > 64) prefetch_ahead(w0 + 64);
     const __m512i u = L::levels(w0, w0 + L::bytes, c);
     for (int r = 0; r < R; ++r) {
       const u8* a0 = ab + r * stride + i * 34;
@@ -111,6 +113,7 @@ void affine32_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* 
   int64_t i = 0;
   for (; i + 2 <= nb; i += 2) {
     const u8* w0 = wb + i * L::bytes;
+    prefetch_ahead(w0);
     const __m512i u = L::levels(w0, w0 + L::bytes, c);
     for (int r = 0; r < R; ++r) {
       const u8* a0 = ab + r * stride + i * 34;

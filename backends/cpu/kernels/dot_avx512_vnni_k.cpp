@@ -61,6 +61,7 @@ void q45k(int64_t n, const void* w, const void* a, size_t stride, float* out) {
     acc_min[r] = _mm256_setzero_ps();
   }
   for (int64_t i = 0; i < n / 256; ++i, wb += wbytes, ab += 292) {
+    for (int l = 0; l < wbytes; l += 64) prefetch_ahead(wb + l);
     const ScaleMinWords u = scale_min_words_k4(wb + 4);
     const __m512i sb = _mm512_set1_epi64(static_cast<long long>(u.w[0] | (uint64_t{u.w[1]} << 32)));
     const __m128i m8 = _mm_set_epi32(0, 0, static_cast<int>(u.w[3]), static_cast<int>(u.w[2]));
@@ -100,6 +101,7 @@ void iq4xs(int64_t n, const void* w, const void* a, size_t stride, float* out) {
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t i = 0; i < n / 256; ++i, wb += 136, ab += 292) {
+    for (int l = 0; l < 136; l += 64) prefetch_ahead(wb + l);
     uint32_t sl;
     std::memcpy(&sl, wb + 4, 4);
     // Scale ib: nibble ib of the low word, bit pair ib of the high word, biased by 32.
@@ -146,6 +148,7 @@ void q6k(int64_t n, const void* w, const void* a, size_t stride, float* out) {
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
+    for (int l = 0; l < 4; ++l) prefetch_ahead(wb + 64 * l);
     __m512i u[4], sc[4];
     for (int h = 0; h < 2; ++h) {
       const __m512i lb = _mm512_loadu_si512(wb + 64 * h);
