@@ -14,6 +14,7 @@
 #include "cli/number_arg.hpp"
 #include "cli/plan_report.hpp"
 #include "engine/runtime_setup.hpp"
+#include "model/weights.hpp"
 #include "placement/device_names.hpp"
 #include "pipeline/validate.hpp"
 #include "planner/describe.hpp"
@@ -298,6 +299,24 @@ int run_plan(PlanArgs a) {
 
   auto rep = make_plan_report(m, devs, cfg, moe_auto, r, a.kv, notes);
   if (!rep) return fail(rep.status().message());
+  // What the CPU of this machine would repack at load, asked of its device as the loader
+  // asks (same-size layouts: the memory figures above do not change).
+  if (!probed) {
+    pipeline::Pipeline cpu_only = pl;
+    std::erase_if(cpu_only.backends, [](const pipeline::BackendConfig& b) { return b.plugin != "cpu"; });
+    if (cpu_only.backends.empty()) cpu_only.backends.push_back({"cpu", {}, {}, {}});  // -m alone: run's default
+    probed = std::make_unique<engine::Runtime>();
+    std::vector<std::string> warnings;
+    probed->registry = std::make_unique<registry::Registry>(registry::default_search_path(pl.plugin_path, warnings));
+    if (auto st = engine::start_backends(cpu_only, *probed); !st) probed.reset();
+  }
+  if (probed) {
+    const Device* host = probed->devices.at(static_cast<size_t>(probed->host_device));
+    const auto& assignment = rep->fit.placed.assignment.tensor_device;
+    for (size_t i = 0; i < m.tensors.size(); ++i)
+      if (devs[static_cast<size_t>(assignment[i])].name == "cpu" && model::repacks_on_host(*host, m.tensors[i]))
+        rep->cpu_repacked += m.tensors[i].bytes;
+  }
   if (a.json) std::cout << json_text(plan_json(*rep, a.explain), 2) << "\n";
   else print_plan(*rep, a.explain);
   return 0;

@@ -107,6 +107,7 @@ nlohmann::json plan_json(const PlanReport& rep, bool explain) {
   j["gpu_layers_auto"] = rep.fit.automatic_gpu_layers;
   j["cpu_moe_auto"] = rep.fit.automatic_cpu_moe;
   j["max_context"] = rep.max_context;
+  j["cpu_repacked_bytes"] = rep.cpu_repacked;
   j["max_context_refitted"] = rep.max_context_refitted;
   j["fits"] = rep.fit.fits;
   j["weights_bytes"]["total"] = rep.weights;
@@ -168,6 +169,10 @@ void print_plan(const PlanReport& rep, bool explain) {
               static_cast<unsigned long long>(rep.kv_per_token), human_bytes(rep.kv_total).c_str(), static_cast<long long>(rep.request.ctx),
               static_cast<long long>(rep.request.parallel));
   if (rep.state_per_sequence) std::printf("recurrent state   %s per sequence\n", human_bytes(rep.state_per_sequence).c_str());
+  if (rep.cpu_repacked)
+    std::printf("repacked at load  cpu: %s of Q4_K weights into Q4_K_X16 (same size; when the CPU's weights fit in 90%% of "
+                "available memory; backends[cpu].repack: false keeps the file's layout)\n",
+                human_bytes(rep.cpu_repacked).c_str());
   std::printf("longest context   %lld per sequence (x%lld) with this placement", static_cast<long long>(rep.max_context),
               static_cast<long long>(rep.request.parallel));
   if (rep.max_context_refitted != rep.max_context) std::printf("; %lld if auto-fit places it anew", static_cast<long long>(rep.max_context_refitted));

@@ -27,6 +27,7 @@ struct PlanReport {
   int64_t max_context_refitted = 0;  ///< with whatever placement auto-fit would choose for it
   uint64_t kv_per_token = 0, kv_total = 0, state_per_sequence = 0, weights = 0;
   double tps_empty = 0, tps_full = 0, tps_parallel = 0;
+  uint64_t cpu_repacked = 0;  ///< bytes this machine's CPU rearranges at load (model::repacks_on_host)
   std::vector<std::string> warnings;
   std::vector<Group> groups;
 };

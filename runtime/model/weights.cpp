@@ -85,15 +85,6 @@ std::optional<OpKind> refused_op(const Device& dev, const GraphTensor& w, const 
   return std::nullopt;
 }
 
-// Whether the host computes this weight faster interleaved (its device supports the
-// interleaved type): Q4_K matrices of whole row groups, except the token embeddings, which
-// get_rows reads row by row.
-bool repacks(const Device& host, GraphTensor t, const std::string& name) {
-  const StorageType to = StorageType::Q4_K_X16;
-  if (t.type != interleave_base(to) || name == "token_embd.weight" || t.ne[1] % interleave_rows(to) != 0) return false;
-  t.type = to;
-  return !refused_op(host, t, name).has_value();
-}
 
 struct Pending {
   size_t index;      // in the source's tensor list
@@ -106,6 +97,16 @@ struct Pending {
 };
 
 }  // namespace
+
+bool repacks_on_host(const Device& host, const TensorDesc& d) {
+  const StorageType to = StorageType::Q4_K_X16;
+  GraphTensor t = shaped(d);
+  if (d.shape.size() < 2 || t.type != interleave_base(to) || d.name == "token_embd.weight" ||
+      t.ne[1] % interleave_rows(to) != 0)
+    return false;
+  t.type = to;
+  return !refused_op(host, t, d.name).has_value();
+}
 
 Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& where, const WeightOptions& opts) {
   Weights w;
@@ -178,7 +179,7 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
       convert = true;
       ++w.converted_;
     }
-    bool repack = dev == where.host && !convert && matrix && repacks(*devices[host_dev], t, d.name);
+    bool repack = dev == where.host && !convert && repacks_on_host(*devices[host_dev], d);
     if (repack && !repack_fits) {
       repack = false;
       repack_declined = true;

@@ -40,6 +40,12 @@ struct PlacedBytes {
   uint64_t expert_weights = 0;  ///< routed experts (part of weights)
 };
 
+/// Whether the host device computes this weight from a repacked copy (Q4_K_X16): a Q4_K
+/// matrix of whole 16-row groups, other than the embedding table (get_rows reads it row by
+/// row), on a device that supports the interleaved type. `plan` asks the same question.
+/// The loader repacks it when the host's weights also fit in 90% of available memory.
+bool repacks_on_host(const Device& host, const TensorDesc& d);
+
 class Weights {
  public:
   /// Makes every tensor of `src` available on its device. `src` and the devices must
