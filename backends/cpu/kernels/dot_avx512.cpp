@@ -19,6 +19,8 @@ float dot_f32(int64_t n, const void* w, const void* a) {
   __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
+    prefetch_ahead(x + i);
+    prefetch_ahead(x + i + 16);
     s0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i), s0);
     s1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(y + i + 16), s1);
   }
@@ -37,6 +39,8 @@ float dot_f16(int64_t n, const void* w, const void* a) {
   const auto half = [&](int64_t at) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + at))); };
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
+    prefetch_ahead(x + i);
+    prefetch_ahead(x + i + 32);
     s0 = _mm512_fmadd_ps(half(i), _mm512_loadu_ps(y + i), s0);
     s1 = _mm512_fmadd_ps(half(i + 16), _mm512_loadu_ps(y + i + 16), s1);
     s2 = _mm512_fmadd_ps(half(i + 32), _mm512_loadu_ps(y + i + 32), s2);

@@ -12,6 +12,8 @@ float dot_bf16(int64_t n, const void* w, const void* a) {
   __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
+    avx512::prefetch_ahead(x + i);
+    avx512::prefetch_ahead(x + i + 32);
     s0 = _mm512_dpbf16_ps(s0, (__m512bh)_mm512_loadu_si512(x + i), (__m512bh)_mm512_loadu_si512(y + i));
     s1 = _mm512_dpbf16_ps(s1, (__m512bh)_mm512_loadu_si512(x + i + 32), (__m512bh)_mm512_loadu_si512(y + i + 32));
   }

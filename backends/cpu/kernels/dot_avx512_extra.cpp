@@ -130,6 +130,8 @@ float dot_q2_k(int64_t n, const void* w, const void* a) {
   __m256 acc_min = _mm256_setzero_ps();  // a vector accumulator: no horizontal sum per super-block
   const __m256i m3 = _mm256_set1_epi8(3);
   for (int64_t i = 0; i < n / 256; ++i, wb += 84, ab += 292) {
+    prefetch_ahead(wb);
+    prefetch_ahead(wb + 64);
     float da;
     std::memcpy(&da, ab, 4);
     const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wb));
@@ -162,6 +164,8 @@ float dot_q3_k(int64_t n, const void* w, const void* a) {
   const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
   const __m512i k4 = _mm512_set1_epi8(4);
   for (int64_t i = 0; i < n / 256; ++i, wb += 110, ab += 292) {
+    prefetch_ahead(wb);
+    prefetch_ahead(wb + 64);
     float da;
     std::memcpy(&da, ab, 4);
     const __m512i sw = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(q3k_scales_i8(wb + 96)));

@@ -42,14 +42,6 @@ inline uint64_t ld16(const u8* p) {
   std::memcpy(&v, p, 2);
   return v;
 }
-// Weight bytes are prefetched this far ahead of the kernel. A GEMV streams its rows from
-// RAM one after another, and these kernels compute faster than the hardware prefetchers
-// alone fetch: gemv/Q6_K from 512 MiB went from 21.8 to 27.5 GB/s on one core and 41.8 to
-// 52.6 on two (Zen 5). Prefetches never fault, so reading ahead past a row's or the
-// matrix's end is harmless. One call per 64 bytes consumed covers the stream.
-inline constexpr size_t kAhead = 8192;
-inline void prefetch_ahead(const u8* p) { _mm_prefetch(reinterpret_cast<const char*>(p + kAhead), _MM_HINT_T0); }
-
 inline __m256i load256(const u8* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 inline __m128i load128(const u8* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
 

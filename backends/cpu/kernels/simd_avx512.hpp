@@ -24,6 +24,14 @@ namespace avx512 {
 
 using u8 = uint8_t;
 
+// Weight bytes are prefetched this far ahead of the kernel. A GEMV streams its rows from
+// RAM one after another, and these kernels compute faster than the hardware prefetchers
+// alone fetch: gemv/Q6_K from 512 MiB went from 21.8 to 27.5 GB/s on one core and 41.8 to
+// 52.6 on two (Zen 5). Prefetches never fault, so reading ahead past a row's or the
+// matrix's end is harmless. One call per 64 bytes consumed covers the stream.
+inline constexpr size_t kAhead = 8192;
+inline void prefetch_ahead(const void* p) { _mm_prefetch(static_cast<const char*>(p) + kAhead, _MM_HINT_T0); }
+
 inline float f16(const u8* p) {
   uint16_t v;
   std::memcpy(&v, p, 2);
