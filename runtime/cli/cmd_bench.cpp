@@ -15,7 +15,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/bandwidth.hpp"
 #include "bench/measure.hpp"
 #include "bench/depth_plot.hpp"
 #include "bench/peer.hpp"
@@ -33,6 +32,7 @@
 #include "log/log.hpp"
 #include "pipeline/emit.hpp"
 #include "util/parse_number.hpp"
+#include "util/read_bandwidth.hpp"
 #include "util/read_file.hpp"
 
 namespace sy::cli {
@@ -239,7 +239,7 @@ int run_parent(BenchArgs a) {
       auto it = std::find_if(info.bandwidth.begin(), info.bandwidth.end(), [&](auto& b) { return b.first == bw_threads; });
       if (it == info.bandwidth.end()) {
         logger->info("measuring memory bandwidth with {} threads over {} MiB", bw_threads, a.bandwidth_mib);
-        info.bandwidth.emplace_back(bw_threads, bench::measure_read_bandwidth(static_cast<size_t>(a.bandwidth_mib) << 20,
+        info.bandwidth.emplace_back(bw_threads, util::measure_read_bandwidth(static_cast<size_t>(a.bandwidth_mib) << 20,
                                                                               bw_threads));
         it = info.bandwidth.end() - 1;
       }

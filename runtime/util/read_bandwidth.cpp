@@ -1,4 +1,4 @@
-#include "bench/bandwidth.hpp"
+#include "util/read_bandwidth.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include <immintrin.h>
 #endif
 
-namespace sy::bench {
+namespace sy::util {
 namespace {
 
 // Four independent accumulators, so the sum's dependency chain does not limit the loads.
@@ -79,4 +79,4 @@ double measure_read_bandwidth(size_t bytes, int threads, int passes) {
   return best;
 }
 
-}  // namespace sy::bench
+}  // namespace sy::util
