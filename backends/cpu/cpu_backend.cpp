@@ -76,7 +76,7 @@ class CpuDevice final : public Device {
     d.reads_host_memory = true;
     d.unified_memory = true;
     d.features = {std::string("kernels: ") + std::string(isa_name(isa_)), std::to_string(threads_) + " threads"};
-    if (repack_) d.features.emplace_back("repacks Q4_K weights into Q4_K_X16 at load");
+    if (repack_) d.features.emplace_back("repacks Q4_K, Q4_0 and Q8_0 weights into 16-row interleaved layouts at load");
     return d;
   }
   // Every kind is plain RAM here: the host and the kernels read it alike.
@@ -142,7 +142,8 @@ const PluginDescriptor* describe() noexcept {
     threads.choices = {"auto"};
     threads.primary = true;
     ParamSpec repack{"repack", ParamType::boolean,
-                     "Repack Q4_K weights at load into a 16-row interleaved layout (Q4_K_X16) where the CPU has a "
+                     "Repack Q4_K, Q4_0 and Q8_0 weights at load into 16-row interleaved layouts (Q4_K_X16, "
+                     "Q4_0_X16, Q8_0_X16) where the CPU has a "
                      "kernel for it (AVX-512 VNNI): same memory, faster matmuls; false keeps the file's layout",
                      true};
     c.params = {threads, repack};

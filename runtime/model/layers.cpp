@@ -92,7 +92,7 @@ const GraphTensor* Resolver::rows(const GraphTensor* t, int64_t first, int64_t n
     v.ne[0] = n;
     bytes = static_cast<size_t>(first * t->nb[0]);
   } else {
-    // An interleaved layout (a repacked Q4_K) splits only at whole row groups.
+    // An interleaved layout (a repacked Q4_K, Q4_0 or Q8_0) splits only at whole row groups.
     const int64_t group = interleave_rows(t->type);
     if (first % group != 0 || n % group != 0) {
       fail("a fused " + std::string(storage_type_name(t->type)) + " matrix cannot be split at row " +

@@ -90,7 +90,7 @@ struct Pending {
   size_t index;      // in the source's tensor list
   int device;
   bool convert;      // dequantize to F32 at load
-  bool repack;       // rearrange into Q4_K_X16 at load (same bytes)
+  bool repack;       // rearrange into its 16-row interleaved layout at load (same bytes)
   uint64_t bytes;    // as stored on the device
   size_t chunk = 0;  // pool chunk of its device
   uint64_t offset = 0;
@@ -99,10 +99,9 @@ struct Pending {
 }  // namespace
 
 bool repacks_on_host(const Device& host, const TensorDesc& d) {
-  const StorageType to = StorageType::Q4_K_X16;
+  const StorageType to = interleaved_of(d.type);
   GraphTensor t = shaped(d);
-  if (d.shape.size() < 2 || t.type != interleave_base(to) || d.name == "token_embd.weight" ||
-      t.ne[1] % interleave_rows(to) != 0)
+  if (d.shape.size() < 2 || to == d.type || d.name == "token_embd.weight" || t.ne[1] % interleave_rows(to) != 0)
     return false;
   t.type = to;
   return !refused_op(host, t, d.name).has_value();
@@ -256,9 +255,10 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
         converted.resize(bytes.size());
         out = converted.data();
       }
-      if (auto st = repack_rows(StorageType::Q4_K_X16, bytes.data(), out, t.ne[0], t.rows()); !st)
+      const StorageType to = interleaved_of(t.type);
+      if (auto st = repack_rows(to, bytes.data(), out, t.ne[0], t.rows()); !st)
         return Status(st.code(), d.name + ": " + st.message());
-      t.type = StorageType::Q4_K_X16;
+      t.type = to;
       w.repacked_bytes_ += bytes.size();
       if (view) release_pages(*view);
       bytes = {out, bytes.size()};
@@ -301,7 +301,7 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
              "not fit in 90% of the {:.2f} GiB available, and repacked copies could not be paged out",
              static_cast<double>(host_bytes) / (1u << 30), static_cast<double>(available) / (1u << 30));
   if (w.repacked_bytes_ > 0)
-    lg->info("repacked {:.2f} GiB of Q4_K weights into Q4_K_X16 for the CPU's 16-row kernels (same size; "
+    lg->info("repacked {:.2f} GiB of Q4_K, Q4_0 and Q8_0 weights into 16-row interleaved layouts for the CPU's kernels (same size; "
              "backends[cpu].repack: false keeps the file's layout)",
              static_cast<double>(w.repacked_bytes_) / (1u << 30));
   // Locked pages are already resident.

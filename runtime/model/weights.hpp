@@ -40,8 +40,8 @@ struct PlacedBytes {
   uint64_t expert_weights = 0;  ///< routed experts (part of weights)
 };
 
-/// Whether the host device computes this weight from a repacked copy (Q4_K_X16): a Q4_K
-/// matrix of whole 16-row groups, other than the embedding table (get_rows reads it row by
+/// Whether the host device computes this weight from a repacked copy (interleaved_of() its
+/// type: Q4_K_X16, Q4_0_X16, Q8_0_X16): a Q4_K, Q4_0 or Q8_0 matrix of whole 16-row groups, other than the embedding table (get_rows reads it row by
 /// row), on a device that supports the interleaved type. `plan` asks the same question.
 /// The loader repacks it when the host's weights also fit in 90% of available memory.
 bool repacks_on_host(const Device& host, const TensorDesc& d);
@@ -74,7 +74,7 @@ class Weights {
   [[nodiscard]] uint64_t locked_bytes() const { return locked_bytes_; }
   /// Bytes of the mapping whose page tables were filled at load (model/prefault.hpp).
   [[nodiscard]] uint64_t prefaulted_bytes() const { return prefaulted_bytes_; }
-  /// Bytes rearranged at load into an interleaved layout for the host's kernels (Q4_K_X16).
+  /// Bytes rearranged at load into an interleaved layout for the host's kernels (the _X16 types).
   [[nodiscard]] uint64_t repacked_bytes() const { return repacked_bytes_; }
   /// Per device index: the bytes placed there.
   [[nodiscard]] const std::vector<PlacedBytes>& placed() const { return placed_; }

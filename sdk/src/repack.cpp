@@ -10,53 +10,72 @@ namespace sy {
 namespace {
 
 constexpr int kGroup = 16;
-constexpr size_t kQ4K = 144;                  // bytes per Q4_K super-block
-constexpr size_t kColumn = kGroup * kQ4K;     // one super-block column of a group
 
-// Byte offsets inside a column of Q4_K_X16 (see repack_rows()).
-constexpr size_t kD = 0, kDmin = 32, kScales = 64, kQs = 256;
+// One interleaved layout: its row-major base and where each piece of a row's block goes in
+// a column of 16 blocks (quant.hpp's repack_rows() describes them).
+struct Layout {
+  StorageType type, base;
+  size_t halves;  // leading f16 fields per block (d; Q4_K: d and dmin), each a 32-byte array
+  size_t words;   // 4-byte words after them, each a 64-byte array of the 16 rows' words
+};
 
-// Where row r's super-block pieces go in a column: f(offset in the block, offset in the
-// column, bytes).
-template <class F>
-void for_pieces(int r, F&& f) {
-  f(0, kD + 2 * r, 2);
-  f(2, kDmin + 2 * r, 2);
-  for (size_t w = 0; w < 3; ++w) f(4 + 4 * w, kScales + 64 * w + 4 * r, 4);
-  for (size_t chunk = 0; chunk < 32; ++chunk) f(16 + 4 * chunk, kQs + 64 * chunk + 4 * r, 4);
+constexpr Layout kLayouts[] = {
+    {StorageType::Q4_K_X16, StorageType::Q4_K, 2, 35},  // 3 scale words, 32 quant words
+    {StorageType::Q4_0_X16, StorageType::Q4_0, 1, 4},
+    {StorageType::Q8_0_X16, StorageType::Q8_0, 1, 8},
+};
+
+const Layout* layout_of(StorageType type) {
+  for (const auto& l : kLayouts)
+    if (l.type == type) return &l;
+  return nullptr;
 }
 
 template <bool to_column>
 Status convert(StorageType x, const void* src, void* dst, int64_t n, int64_t rows) {
-  if (x != StorageType::Q4_K_X16)
-    return error::invalid_argument(std::string(storage_type_name(x)) + " is not an interleaved layout");
-  if (n <= 0 || n % 256 != 0 || rows < 0 || rows % kGroup != 0)
-    return error::invalid_argument("Q4_K_X16 needs rows of whole super-blocks (256 elements) in groups of 16 rows");
-  const auto blocks = static_cast<size_t>(n / 256);
-  const size_t row = blocks * kQ4K;
+  const Layout* l = layout_of(x);
+  if (!l) return error::invalid_argument(std::string(storage_type_name(x)) + " is not an interleaved layout");
+  const auto& info = storage_type_info(l->base);
+  const auto bs = static_cast<int64_t>(info.block_size);
+  if (n <= 0 || n % bs != 0 || rows < 0 || rows % kGroup != 0)
+    return error::invalid_argument(std::string(storage_type_name(x)) + " needs rows of whole blocks (" +
+                                   std::to_string(bs) + " elements) in groups of 16 rows");
+  const size_t block = info.block_bytes, column = kGroup * block;
+  const auto blocks = static_cast<size_t>(n / bs);
+  const size_t row = blocks * block;
   const auto* in = static_cast<const uint8_t*>(src);
   auto* out = static_cast<uint8_t*>(dst);
+  const size_t words_at = 32 * l->halves;
   for (int64_t g = 0; g < rows / kGroup; ++g)
     for (size_t s = 0; s < blocks; ++s)
-      for (int r = 0; r < kGroup; ++r) {
-        const size_t flat = static_cast<size_t>(g * kGroup + r) * row + s * kQ4K;
-        const size_t col = static_cast<size_t>(g) * kGroup * row + s * kColumn;
-        for_pieces(r, [&](size_t b, size_t c, size_t len) {
+      for (size_t r = 0; r < kGroup; ++r) {
+        const size_t flat = (static_cast<size_t>(g) * kGroup + r) * row + s * block;
+        const size_t col = static_cast<size_t>(g) * kGroup * row + s * column;
+        const auto piece = [&](size_t b, size_t c, size_t len) {
           if constexpr (to_column)
             std::memcpy(out + col + c, in + flat + b, len);
           else
             std::memcpy(out + flat + b, in + col + c, len);
-        });
+        };
+        for (size_t h = 0; h < l->halves; ++h) piece(2 * h, 32 * h + 2 * r, 2);
+        for (size_t w = 0; w < l->words; ++w) piece(2 * l->halves + 4 * w, words_at + 64 * w + 4 * r, 4);
       }
   return Status::ok();
 }
 
 }  // namespace
 
-int interleave_rows(StorageType type) noexcept { return type == StorageType::Q4_K_X16 ? kGroup : 1; }
+int interleave_rows(StorageType type) noexcept { return layout_of(type) ? kGroup : 1; }
 
 StorageType interleave_base(StorageType type) noexcept {
-  return type == StorageType::Q4_K_X16 ? StorageType::Q4_K : type;
+  const Layout* l = layout_of(type);
+  return l ? l->base : type;
+}
+
+StorageType interleaved_of(StorageType base) noexcept {
+  for (const auto& l : kLayouts)
+    if (l.base == base) return l.type;
+  return base;
 }
 
 Status repack_rows(StorageType to, const void* src, void* dst, int64_t n, int64_t rows) noexcept {

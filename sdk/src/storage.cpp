@@ -55,6 +55,8 @@ constexpr std::array kTable{
     StorageTypeInfo{T::I8_G64, "I8_G64", 64, 68, true, false, 64},
     StorageTypeInfo{T::I8_G128, "I8_G128", 128, 132, true, false, 128},
     StorageTypeInfo{T::Q4_K_X16, "Q4_K_X16", 256, 144, true, false, 0},  // 16 rows interleaved
+    StorageTypeInfo{T::Q4_0_X16, "Q4_0_X16", 32, 18, true, false, 0},
+    StorageTypeInfo{T::Q8_0_X16, "Q8_0_X16", 32, 34, true, false, 0},
 };
 
 bool iequal(std::string_view a, std::string_view b) {

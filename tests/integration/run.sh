@@ -52,8 +52,16 @@ check "a prompt as long as the context is refused with both numbers" 1 \
 mapped=$("$exe" run -m "$m" --prompt-ids 1,2,3 -n 8 --ignore-eos --set "sampling=[greedy]" --json 2>/dev/null | grep -o '"ids":\[[^]]*\]')
 check "--no-mmap reads the weights and computes the same tokens" 0 "$(printf '%s' "$mapped" | sed 's/[][]/\\&/g').*\"weights_mapped_bytes\":0," -- \
   "$exe" run -m "$m" --prompt-ids 1,2,3 -n 8 --ignore-eos --set "sampling=[greedy]" --json --no-mmap
-check "weights are used from the mapping by default" 0 '"weights_bytes":([0-9]+),"weights_mapped_bytes":\1,' -- \
-  "$exe" run -m "$m" --prompt-ids 1 -n 1 --json
+# By default every weight is used from the mapping except those the CPU repacks at load
+# (Q4_K, Q4_0 and Q8_0 where it has the VNNI kernels); with repack off, all of them.
+stats=$("$exe" run -m "$m" --prompt-ids 1 -n 1 --json 2>/dev/null)
+w=$(grep -o '"weights_bytes":[0-9]*' <<< "$stats" | cut -d: -f2)
+mb=$(grep -o '"weights_mapped_bytes":[0-9]*' <<< "$stats" | cut -d: -f2)
+rb=$(grep -o '"weights_repacked_bytes":[0-9]*' <<< "$stats" | cut -d: -f2)
+check "weights are used from the mapping or repacked, by default" 0 "^$w\$" -- echo "$((${mb:-0} + ${rb:-0}))"
+printf 'model:\n  path: %s\nbackends:\n  - plugin: cpu\n    repack: false\n' "$m" > "$tmp/norepack.yaml"
+check "with repack off every weight is used from the mapping" 0 '"weights_bytes":([0-9]+),"weights_mapped_bytes":\1,.*"weights_repacked_bytes":0,' -- \
+  "$exe" run -P "$tmp/norepack.yaml" --prompt-ids 1 -n 1 --json
 # Locking needs the memlock limit (or CAP_IPC_LOCK): either every byte is locked, or a
 # warning says how to allow it; the run goes on in both cases.
 check "--mlock locks the weights or says how to allow it" 0 '"weights_bytes":([0-9]+),"weights_mapped_bytes":[0-9]+,"weights_locked_bytes":\1,|could not lock the weights in RAM' -- \

@@ -1,11 +1,14 @@
-// Q4_K_X16, the 16-row interleaved Q4_K the loader repacks into for the CPU's VNNI kernels:
-// the repack is a pure permutation (unpack_rows inverts it), and matmuls on repacked
-// weights equal the row-major scalar reference on the original ones, for GEMV and GEMM,
-// alone, as gate/up pairs and through matmul_id, with a token's result independent of its batch.
+// The 16-row interleaved layouts the loader repacks Q4_K, Q4_0 and Q8_0 into for the CPU's
+// VNNI kernels: the repack is a pure permutation (unpack_rows inverts it), and matmuls on
+// repacked weights equal the row-major scalar reference on the original ones, for GEMV and
+// GEMM, alone, as gate/up pairs and through matmul_id, with a token's result independent of
+// its batch.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "matmul.hpp"
 #include "matmul_close.hpp"
@@ -18,80 +21,102 @@ using namespace sy::cpu;
 namespace {
 
 constexpr StorageType kX16 = StorageType::Q4_K_X16;
+constexpr StorageType kAllX16[] = {StorageType::Q4_K_X16, StorageType::Q4_0_X16, StorageType::Q8_0_X16};
 
-std::vector<uint8_t> q4k_rows(int64_t rows, int64_t k, std::mt19937& rng) {
+std::vector<uint8_t> base_rows(StorageType base, int64_t rows, int64_t k, std::mt19937& rng) {
   std::normal_distribution<float> nd(0.f, 1.f);
   std::vector<float> f(static_cast<size_t>(k));
-  const size_t rb = *storage_row_bytes(StorageType::Q4_K, static_cast<uint64_t>(k));
+  const size_t rb = *storage_row_bytes(base, static_cast<uint64_t>(k));
   std::vector<uint8_t> w(rb * static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     for (auto& v : f) v = nd(rng);
-    REQUIRE(quantize_row(StorageType::Q4_K, f.data(), w.data() + static_cast<size_t>(r) * rb, k).is_ok());
+    REQUIRE(quantize_row(base, f.data(), w.data() + static_cast<size_t>(r) * rb, k).is_ok());
   }
   return w;
 }
 
-std::vector<uint8_t> repacked(const std::vector<uint8_t>& w, int64_t k, int64_t rows) {
+std::vector<uint8_t> q4k_rows(int64_t rows, int64_t k, std::mt19937& rng) { return base_rows(StorageType::Q4_K, rows, k, rng); }
+
+std::vector<uint8_t> repacked(const std::vector<uint8_t>& w, int64_t k, int64_t rows, StorageType x = kX16) {
   std::vector<uint8_t> out(w.size());
-  REQUIRE(repack_rows(kX16, w.data(), out.data(), k, rows).is_ok());
+  REQUIRE(repack_rows(x, w.data(), out.data(), k, rows).is_ok());
   return out;
 }
 
-// The kernels for the interleaved type this machine runs: the scalar reference always, the
+// The kernels for an interleaved type this machine runs: the scalar reference always, the
 // SIMD one where the CPU has it.
-std::vector<Isa> x16_isas() {
+std::vector<Isa> x16_isas(StorageType x = kX16) {
   std::vector<Isa> isas{Isa::scalar};
-  if (dot_kernel(kX16, detect_isa()).usable()) isas.push_back(detect_isa());
+  if (dot_kernel(x, detect_isa()).usable()) isas.push_back(detect_isa());
   return isas;
 }
 
 }  // namespace
 
-TEST_CASE("Q4_K_X16: the repack is a permutation that unpack_rows inverts", "[cpu]") {
+TEST_CASE("X16 layouts: the repack is a permutation that unpack_rows inverts", "[cpu]") {
   std::mt19937 rng(11);
   const int64_t k = 512, rows = 32;
-  const auto w = q4k_rows(rows, k, rng);
-  const auto x = repacked(w, k, rows);
-  CHECK(x != w);
-  std::vector<uint8_t> back(w.size());
-  REQUIRE(unpack_rows(kX16, x.data(), back.data(), k, rows).is_ok());
-  CHECK(back == w);
-  CHECK(interleave_rows(kX16) == 16);
-  CHECK(interleave_base(kX16) == StorageType::Q4_K);
-  CHECK(storage_row_bytes(kX16, 256) == storage_row_bytes(StorageType::Q4_K, 256));
-  const auto st = repack_rows(kX16, w.data(), back.data(), k, 24);
-  CHECK(st.message() == "Q4_K_X16 needs rows of whole super-blocks (256 elements) in groups of 16 rows");
-  CHECK_FALSE(repack_rows(StorageType::Q4_K, w.data(), back.data(), k, rows).is_ok());
+  for (StorageType xt : kAllX16) {
+    const StorageType base = interleave_base(xt);
+    INFO(storage_type_name(xt));
+    CHECK(base != xt);
+    CHECK(interleaved_of(base) == xt);
+    const auto w = base_rows(base, rows, k, rng);
+    const auto x = repacked(w, k, rows, xt);
+    CHECK(x != w);
+    std::vector<uint8_t> back(w.size());
+    REQUIRE(unpack_rows(xt, x.data(), back.data(), k, rows).is_ok());
+    CHECK(back == w);
+    CHECK(interleave_rows(xt) == 16);
+    CHECK(storage_row_bytes(xt, 256) == storage_row_bytes(base, 256));
+    const auto st = repack_rows(xt, w.data(), back.data(), k, 24);
+    CHECK(st.message() == std::string(storage_type_name(xt)) + " needs rows of whole blocks (" +
+                              std::to_string(storage_type_info(base).block_size) + " elements) in groups of 16 rows");
+    CHECK_FALSE(repack_rows(base, w.data(), back.data(), k, rows).is_ok());
+  }
+  CHECK(interleaved_of(StorageType::Q6_K) == StorageType::Q6_K);
+  // Q4_K_X16's column, spelled out (quant.hpp): row 3's d at byte 6, its dmin at 32 + 6, its
+  // scale word 1 at 64 + 64 + 12, its quant word 8p + c = 9 at 256 + 64 * 9 + 12.
+  const auto w = q4k_rows(16, 256, rng);
+  const auto x = repacked(w, 256, 16);
+  const uint8_t* row3 = w.data() + 3 * 144;
+  CHECK(std::equal(row3, row3 + 2, x.data() + 6));
+  CHECK(std::equal(row3 + 2, row3 + 4, x.data() + 38));
+  CHECK(std::equal(row3 + 8, row3 + 12, x.data() + 140));
+  CHECK(std::equal(row3 + 16 + 36, row3 + 16 + 40, x.data() + 256 + 64 * 9 + 12));
 }
 
-TEST_CASE("Q4_K_X16: matmul equals the row-major scalar reference, batch-independent", "[cpu]") {
+TEST_CASE("X16 layouts: matmul equals the row-major scalar reference, batch-independent", "[cpu]") {
   std::mt19937 rng(12);
   std::normal_distribution<float> nd(0.f, 1.f);
   const int64_t k = 768, rows = 48;
-  const auto w = q4k_rows(rows, k, rng);
-  const auto x16 = repacked(w, k, rows);
   ThreadPool pool(3);
-  for (int64_t m : {1, 4, 7, 40}) {
-    std::vector<float> x(static_cast<size_t>(m * k));
-    for (auto& v : x) v = nd(rng);
-    std::vector<float> ref(static_cast<size_t>(m * rows)), got(ref.size()), alone(static_cast<size_t>(rows));
-    REQUIRE(matmul_reference({w.data(), StorageType::Q4_K, k, rows, x.data(), m, ref.data()}).is_ok());
-    for (Isa isa : x16_isas()) {
-      INFO("m=" << m << " isa=" << isa_name(isa));
-      MatmulArgs a{x16.data(), kX16, k, rows, x.data(), m, got.data()};
-      if (isa == Isa::scalar) {
-        REQUIRE(matmul_reference(a).is_ok());
-      } else {
-        std::vector<uint8_t> scratch(matmul_scratch_bytes(kX16, k, m, isa));
-        REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
+  for (StorageType xt : kAllX16) {
+    const StorageType base = interleave_base(xt);
+    const auto w = base_rows(base, rows, k, rng);
+    const auto x16 = repacked(w, k, rows, xt);
+    for (int64_t m : {1, 4, 7, 40}) {
+      std::vector<float> x(static_cast<size_t>(m * k));
+      for (auto& v : x) v = nd(rng);
+      std::vector<float> ref(static_cast<size_t>(m * rows)), got(ref.size()), alone(static_cast<size_t>(rows));
+      REQUIRE(matmul_reference({w.data(), base, k, rows, x.data(), m, ref.data()}).is_ok());
+      for (Isa isa : x16_isas(xt)) {
+        INFO(storage_type_name(xt) << " m=" << m << " isa=" << isa_name(isa));
+        MatmulArgs a{x16.data(), xt, k, rows, x.data(), m, got.data()};
+        if (isa == Isa::scalar) {
+          REQUIRE(matmul_reference(a).is_ok());
+        } else {
+          std::vector<uint8_t> scratch(matmul_scratch_bytes(xt, k, m, isa));
+          REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
+        }
+        check_close(got, ref);
+        if (isa == Isa::scalar) continue;
+        // The last token alone gives the same bits as inside the batch.
+        std::vector<uint8_t> scratch(matmul_scratch_bytes(xt, k, 1, isa));
+        MatmulArgs one{x16.data(), xt, k, rows, x.data() + (m - 1) * k, 1, alone.data()};
+        REQUIRE(matmul(one, isa, pool, scratch.data()).is_ok());
+        for (int64_t r = 0; r < rows; ++r) CHECK(alone[static_cast<size_t>(r)] == got[static_cast<size_t>((m - 1) * rows + r)]);
       }
-      check_close(got, ref);
-      if (isa == Isa::scalar) continue;
-      // The last token alone gives the same bits as inside the batch.
-      std::vector<uint8_t> scratch(matmul_scratch_bytes(kX16, k, 1, isa));
-      MatmulArgs one{x16.data(), kX16, k, rows, x.data() + (m - 1) * k, 1, alone.data()};
-      REQUIRE(matmul(one, isa, pool, scratch.data()).is_ok());
-      for (int64_t r = 0; r < rows; ++r) CHECK(alone[static_cast<size_t>(r)] == got[static_cast<size_t>((m - 1) * rows + r)]);
     }
   }
 }
@@ -127,44 +152,50 @@ TEST_CASE("Q4_K_X16: gate/up pairs with row-major Q6_K and matmul_id over expert
     check_close(gg, rg);
     check_close(gu, ru);
   }
-  SECTION("matmul_id: each expert's rows are their own groups") {
-    const int64_t n_experts = 3, n_used = 2;
-    const auto w = q4k_rows(rows * n_experts, k, rng);
-    const auto xw = repacked(w, k, rows * n_experts);
-    const std::vector<int32_t> ids{2, 0, 1, 2, 0, 1, 1, 0, 2, 1};  // [n_used, m]
-    std::vector<float> got(static_cast<size_t>(rows * n_used * m));
-    MatmulIdArgs a;
-    a.w = xw.data();
-    a.w_type = kX16;
-    a.k = k;
-    a.rows = rows;
-    a.n_experts = n_experts;
-    a.x = x.data();
-    a.x_slots = 1;
-    a.ids = ids;
-    a.n_used = n_used;
-    a.n_tokens = m;
-    a.y = got.data();
-    MatmulIdScratch s;
-    REQUIRE(matmul_id(a, isa, pool, s).is_ok());
-    const size_t expert_bytes = *storage_row_bytes(StorageType::Q4_K, k) * rows;
-    for (int64_t t = 0; t < m; ++t)
-      for (int64_t j = 0; j < n_used; ++j) {
-        const int32_t e = ids[static_cast<size_t>(t * n_used + j)];
-        std::vector<float> ref(static_cast<size_t>(rows));
-        REQUIRE(matmul_reference({w.data() + e * expert_bytes, StorageType::Q4_K, k, rows, x.data() + t * k, 1, ref.data()}).is_ok());
-        std::vector<float> part(got.begin() + (t * n_used + j) * rows, got.begin() + (t * n_used + j + 1) * rows);
-        check_close(part, ref);
-      }
+  for (StorageType xt : kAllX16) {
+    DYNAMIC_SECTION("matmul_id: each expert's rows are their own groups, " << storage_type_name(xt)) {
+      const StorageType base = interleave_base(xt);
+      const int64_t n_experts = 3, n_used = 2;
+      const auto w = base_rows(base, rows * n_experts, k, rng);
+      const auto xw = repacked(w, k, rows * n_experts, xt);
+      const std::vector<int32_t> ids{2, 0, 1, 2, 0, 1, 1, 0, 2, 1};  // [n_used, m]
+      std::vector<float> got(static_cast<size_t>(rows * n_used * m));
+      MatmulIdArgs a;
+      a.w = xw.data();
+      a.w_type = xt;
+      a.k = k;
+      a.rows = rows;
+      a.n_experts = n_experts;
+      a.x = x.data();
+      a.x_slots = 1;
+      a.ids = ids;
+      a.n_used = n_used;
+      a.n_tokens = m;
+      a.y = got.data();
+      MatmulIdScratch s;
+      REQUIRE(matmul_id(a, isa, pool, s).is_ok());
+      const size_t expert_bytes = *storage_row_bytes(base, k) * rows;
+      for (int64_t t = 0; t < m; ++t)
+        for (int64_t j = 0; j < n_used; ++j) {
+          const int32_t e = ids[static_cast<size_t>(t * n_used + j)];
+          std::vector<float> ref(static_cast<size_t>(rows));
+          REQUIRE(matmul_reference({w.data() + e * expert_bytes, base, k, rows, x.data() + t * k, 1, ref.data()}).is_ok());
+          std::vector<float> part(got.begin() + (t * n_used + j) * rows, got.begin() + (t * n_used + j + 1) * rows);
+          check_close(part, ref);
+        }
+    }
   }
 }
 
-TEST_CASE("Q4_K_X16: refused where no SIMD kernel reads it, and ragged groups are errors", "[cpu]") {
-  CHECK_FALSE(dot_kernel(kX16, Isa::scalar).usable());
-  CHECK_FALSE(dot_kernel(kX16, Isa::avx2).usable());
-  CHECK(dot_kernel_scalar(kX16).usable());  // the reference, for tests
-  float x[256] = {}, y[24] = {};
-  std::vector<uint8_t> w(144 * 24);
-  CHECK(matmul_reference({w.data(), kX16, 256, 24, x, 1, y}).message() ==
-        "cpu: Q4_K_X16 weights come in groups of 16 rows, but the matrix has 24");
+TEST_CASE("X16 layouts: refused where no SIMD kernel reads them, and ragged groups are errors", "[cpu]") {
+  for (StorageType xt : kAllX16) {
+    INFO(storage_type_name(xt));
+    CHECK_FALSE(dot_kernel(xt, Isa::scalar).usable());
+    CHECK_FALSE(dot_kernel(xt, Isa::avx2).usable());
+    CHECK(dot_kernel_scalar(xt).usable());  // the reference, for tests
+    float x[256] = {}, y[24] = {};
+    std::vector<uint8_t> w(*storage_row_bytes(xt, 256) * 24);
+    CHECK(matmul_reference({w.data(), xt, 256, 24, x, 1, y}).message() ==
+          "cpu: " + std::string(storage_type_name(xt)) + " weights come in groups of 16 rows, but the matrix has 24");
+  }
 }

@@ -74,7 +74,7 @@ void gemv(benchmark::State& state, StorageType type) {
     for (auto& v : row) v = nd(rng);
     (void)quantize_row(interleave_base(type), row.data(), q.data(), k);
     for (int64_t r = 0; r < rows; ++r) std::memcpy(w.data() + static_cast<size_t>(r) * row_bytes, q.data(), row_bytes);
-    if (interleave_rows(type) > 1) {  // an interleaved layout (Q4_K_X16), as the loader repacks it
+    if (interleave_rows(type) > 1) {  // an interleaved layout (an _X16 type), as the loader repacks it
       std::vector<uint8_t> rowmajor = w;
       (void)repack_rows(type, rowmajor.data(), w.data(), k, rows);
     }
@@ -109,7 +109,7 @@ void dot_cached(benchmark::State& state, StorageType type) {
     (void)quantize_row(type, row.data(), w.data() + static_cast<size_t>(r) * row_bytes, k);
   }
   for (auto& v : row) v = nd(rng);
-  std::vector<uint8_t> act(*storage_row_bytes(kern.act_type, k));
+  std::vector<uint8_t> act(act_row_bytes(kern, k));
   kern.quantize_act(k, row.data(), act.data());
   float sink = 0;
   for (auto _ : state) {
@@ -132,7 +132,11 @@ void gemm(benchmark::State& state, StorageType type) {
   std::vector<float> row(k);
   for (int64_t r = 0; r < rows; ++r) {
     for (auto& v : row) v = nd(rng);
-    (void)quantize_row(type, row.data(), w.data() + static_cast<size_t>(r) * row_bytes, k);
+    (void)quantize_row(interleave_base(type), row.data(), w.data() + static_cast<size_t>(r) * row_bytes, k);
+  }
+  if (interleave_rows(type) > 1) {
+    std::vector<uint8_t> rowmajor = w;
+    (void)repack_rows(type, rowmajor.data(), w.data(), k, rows);
   }
   std::vector<float> x(static_cast<size_t>(k * m)), y(static_cast<size_t>(rows * m));
   for (auto& v : x) v = nd(rng);
@@ -238,7 +242,8 @@ void moe_layer(benchmark::State& state) {
 void register_all() {
   const int t = all_threads();
   benchmark::RegisterBenchmark("memory_bandwidth", memory_bandwidth)->Arg(1)->Arg(t)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
-  for (auto type : {StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q4_0,
+  for (auto type : {StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q8_0_X16,
+                    StorageType::Q4_0, StorageType::Q4_0_X16,
                     StorageType::Q5_K, StorageType::IQ4_XS, StorageType::F16, StorageType::F32})
     benchmark::RegisterBenchmark(("gemv/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { gemv(s, type); })
@@ -249,8 +254,8 @@ void register_all() {
     benchmark::RegisterBenchmark(("dot_cached/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { dot_cached(s, type); })
         ->Unit(benchmark::kMicrosecond);
-  for (auto type : {StorageType::Q4_K, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q4_0, StorageType::Q5_K,
-                    StorageType::IQ4_XS})
+  for (auto type : {StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q8_0_X16,
+                    StorageType::Q4_0, StorageType::Q4_0_X16, StorageType::Q5_K, StorageType::IQ4_XS})
     benchmark::RegisterBenchmark(("gemm/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { gemm(s, type); })
         ->Args({t, 64})->Args({t, 256})->ArgNames({"threads", "m"})->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -23,4 +23,8 @@ DotKernel dot_kernel(StorageType weight, Isa isa) {
   return k.group1 && k.isa == Isa::scalar ? DotKernel{} : k;
 }
 
+size_t act_row_bytes(const DotKernel& kern, int64_t n) {
+  return kern.act_bytes ? kern.act_bytes(n) : static_cast<size_t>(*storage_row_bytes(kern.act_type, static_cast<uint64_t>(n)));
+}
+
 }  // namespace sy::cpu

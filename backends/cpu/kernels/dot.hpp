@@ -23,6 +23,8 @@ using Dot4Fn = void (*)(int64_t n, const void* w, const void* a, size_t a_stride
 /// `a_stride` bytes apart (T = 1 or 4, fixed per function); out[t][r] = dot(row r, a_t).
 /// Row r of a group is computed alike for any T, so a token's result never depends on its batch.
 using GroupFn = void (*)(int64_t n, const void* w, const void* a, size_t a_stride, float* const* out);
+/// Bytes of an activation row of n elements in a kernel's own layout of its dot type.
+using ActBytesFn = size_t (*)(int64_t n);
 
 struct DotKernel {
   StorageType act_type = StorageType::F32;  ///< the activation ("dot") type
@@ -32,10 +34,16 @@ struct DotKernel {
   Dot4Fn dot4 = nullptr;                     ///< optional 4-row kernel; nullptr: call dot 4 times
   GroupFn group1 = nullptr;                  ///< interleaved types instead of dot: a group x 1 row
   GroupFn group4 = nullptr;                  ///< and a group x 4 rows
+  /// The row size when quantize_act writes act_type's values in a layout of the kernel's
+  /// own (Q8_0 with each block's sum); nullptr: act_type's row size.
+  ActBytesFn act_bytes = nullptr;
 
   /// Whether the weight type is supported at all (by rows or by groups).
   [[nodiscard]] bool usable() const { return dot != nullptr || group1 != nullptr; }
 };
+
+/// Bytes of one activation row of n elements as `kern` converts it.
+size_t act_row_bytes(const DotKernel& kern, int64_t n);
 
 /// The kernel for a weight type on an ISA; falls back to a lower ISA's kernel where the
 /// requested one has no specialised version (isa says which was used). An interleaved type

@@ -24,19 +24,29 @@ void group_scalar(StorageType type, int64_t n, const void* w, const void* a, siz
       out[t][r] = row_kernel.dot(n, rows.data() + row * r, static_cast<const uint8_t*>(a) + t * stride);
 }
 
-template <int T>
-void q4k_x16(int64_t n, const void* w, const void* a, size_t stride, float* const* out) {
-  group_scalar<T>(StorageType::Q4_K_X16, n, w, a, stride, out);
+template <StorageType X, int T>
+void group(int64_t n, const void* w, const void* a, size_t stride, float* const* out) {
+  group_scalar<T>(X, n, w, a, stride, out);
+}
+
+template <StorageType X>
+DotKernel kernel() {
+  const DotKernel row = dot_kernel_scalar(interleave_base(X));
+  DotKernel k{row.act_type, nullptr, row.quantize_act, Isa::scalar};
+  k.group1 = group<X, 1>;
+  k.group4 = group<X, 4>;
+  return k;
 }
 
 }  // namespace
 
 DotKernel dot_kernel_scalar_x16(StorageType w) {
-  if (w != StorageType::Q4_K_X16) return {};
-  DotKernel k{StorageType::Q8_K, nullptr, act_q8_k, Isa::scalar};
-  k.group1 = q4k_x16<1>;
-  k.group4 = q4k_x16<4>;
-  return k;
+  switch (w) {
+    case StorageType::Q4_K_X16: return kernel<StorageType::Q4_K_X16>();
+    case StorageType::Q4_0_X16: return kernel<StorageType::Q4_0_X16>();
+    case StorageType::Q8_0_X16: return kernel<StorageType::Q8_0_X16>();
+    default: return {};
+  }
 }
 
 }  // namespace sy::cpu

@@ -30,7 +30,7 @@ bool can_share_activations(StorageType a, StorageType b, Isa isa) {
 size_t matmul_scratch_bytes(StorageType w_type, int64_t k, int64_t m, Isa isa) {
   const auto kern = dot_kernel(w_type, isa);
   if (!kern.usable()) return 0;
-  return static_cast<size_t>(*storage_row_bytes(kern.act_type, static_cast<uint64_t>(k)) * static_cast<uint64_t>(m));
+  return act_row_bytes(kern, k) * static_cast<size_t>(m);
 }
 
 namespace {
@@ -72,7 +72,7 @@ Status matmul_reference(const MatmulArgs& a) {
   if (auto st = matmul_check(a.w_type, a.k, kern); !st) return st;
   const size_t w_row = *storage_row_bytes(a.w_type, static_cast<uint64_t>(a.k));
   if (a.rows % interleave_rows(a.w_type) != 0) return rows_not_grouped(a.w_type, a.rows);
-  std::vector<uint8_t> act(*storage_row_bytes(kern.act_type, static_cast<uint64_t>(a.k)));
+  std::vector<uint8_t> act(act_row_bytes(kern, a.k));
   for (int64_t i = 0; i < a.m; ++i) {
     kern.quantize_act(a.k, a.x + i * a.k, act.data());
     const auto* w = static_cast<const uint8_t*>(a.w);

@@ -59,7 +59,7 @@ Status plan_products(std::span<const Args> a, const Glu& glu, Isa isa, GemmPlan&
   }
   p.k = a[0].k;
   p.rows = a[0].rows;
-  p.a_stride = *storage_row_bytes(p.kern[0].act_type, static_cast<uint64_t>(p.k));
+  p.a_stride = act_row_bytes(p.kern[0], p.k);
   p.glu = glu;
   return Status::ok();
 }

@@ -49,7 +49,7 @@ Ctx make_ctx(const AttentionArgs& a, Isa isa) {
   Ctx c{a, dot_kernel(a.k.type, isa), 0, 0, 0};
   c.k_row = *storage_row_bytes(a.k.type, static_cast<uint64_t>(a.k.dim));
   c.v_row = *storage_row_bytes(a.v.type, static_cast<uint64_t>(a.v.dim));
-  c.q_act = *storage_row_bytes(c.kdot.act_type, static_cast<uint64_t>(a.k.dim));
+  c.q_act = act_row_bytes(c.kdot, a.k.dim);
   return c;
 }
 

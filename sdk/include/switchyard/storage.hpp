@@ -37,6 +37,8 @@ enum class StorageType : uint32_t {
   // 2304-byte super-block columns; the same bytes per element as Q4_K, but a row is not
   // contiguous (repack_rows() in quant.hpp gives the layout).
   Q4_K_X16 = 1030,
+  // Q4_0 and Q8_0 with 16 rows interleaved the same way: 288- and 544-byte block columns.
+  Q4_0_X16 = 1031, Q8_0_X16 = 1032,
 };
 
 /// What a storage type is, for kernels, loaders and memory planning.
