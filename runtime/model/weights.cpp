@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "graph/graph.hpp"
 #include "log/log.hpp"
@@ -40,6 +42,40 @@ void release_pages(std::span<const std::byte> v) {
   const auto begin = (reinterpret_cast<uintptr_t>(v.data()) + page - 1) & ~(page - 1);
   const auto end = (reinterpret_cast<uintptr_t>(v.data()) + v.size()) & ~(page - 1);
   if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+// Repacks a tensor that the host reads from the file's mapping or a buffer. Repacking is a
+// permuted copy whose time goes to page faults and memory traffic on both sides, so the
+// source's pages are mapped in one call (when they fit, the prefaulting rule) and the row
+// groups are split across the machine's cores (4-layer qwen3-8b Q8_0, 2 GiB, 2 cores: load
+// 1.6 -> 0.95 s, medians of four).
+Status repack_tensor(StorageType to, std::span<const std::byte> src, std::byte* out, int64_t n, int64_t rows,
+                     bool mapped) {
+  const int64_t group = interleave_rows(to), groups = rows / group;
+  if (groups == 0 || rows % group != 0) return repack_rows(to, src.data(), out, n, rows);  // its error
+  if (mapped) {
+    const MappedRange range{src.data(), src.size()};
+    (void)prefault({&range, 1});
+  }
+  const size_t group_bytes = src.size() / static_cast<size_t>(std::max<int64_t>(1, groups));
+  constexpr size_t kPerThread = size_t{8} << 20;  // below this a thread costs more than it saves
+  const auto threads = static_cast<int64_t>(std::clamp<size_t>(
+      std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), src.size() / kPerThread), 1,
+      static_cast<size_t>(std::max<int64_t>(1, groups))));
+  std::vector<Status> st(static_cast<size_t>(threads));
+  const auto part = [&](int64_t i) {
+    const int64_t g0 = groups * i / threads, g1 = groups * (i + 1) / threads;
+    const size_t at = static_cast<size_t>(g0) * group_bytes;
+    st[static_cast<size_t>(i)] = repack_rows(to, src.data() + at, out + at, n, (g1 - g0) * group);
+  };
+  {
+    std::vector<std::jthread> helpers;
+    for (int64_t i = 1; i < threads; ++i) helpers.emplace_back(part, i);
+    part(0);
+  }
+  for (auto& s : st)
+    if (!s) return s;
+  return Status::ok();
 }
 
 GraphTensor shaped(const TensorDesc& d) {
@@ -256,7 +292,7 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
         out = converted.data();
       }
       const StorageType to = interleaved_of(t.type);
-      if (auto st = repack_rows(to, bytes.data(), out, t.ne[0], t.rows()); !st)
+      if (auto st = repack_tensor(to, bytes, out, t.ne[0], t.rows(), static_cast<bool>(view)); !st)
         return Status(st.code(), d.name + ": " + st.message());
       t.type = to;
       w.repacked_bytes_ += bytes.size();
