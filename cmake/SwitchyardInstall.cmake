@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 
 install(TARGETS switchyard RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 set_target_properties(switchyard-manifest PROPERTIES EXPORT_NAME manifest_tool)
-install(TARGETS switchyard_sdk switchyard-manifest EXPORT SwitchyardTargets
+install(TARGETS switchyard_sdk switchyard_sdk_client switchyard-manifest EXPORT SwitchyardTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY sdk/include/switchyard DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

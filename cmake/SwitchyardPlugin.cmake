@@ -11,7 +11,8 @@ function(switchyard_add_plugin target)
     message(FATAL_ERROR "switchyard_add_plugin(${target}): SOURCES is required")
   endif()
   add_library(${target} MODULE ${ARG_SOURCES})
-  target_link_libraries(${target} PRIVATE Switchyard::sdk ${ARG_LIBRARIES})
+  # The client last: it answers the storage functions that any of the libraries call.
+  target_link_libraries(${target} PRIVATE Switchyard::sdk ${ARG_LIBRARIES} Switchyard::sdk_client)
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"
     CXX_VISIBILITY_PRESET hidden

@@ -9,6 +9,8 @@
 #include "cli/commands.hpp"
 #include "cli/json_text.hpp"
 #include "registry/registry.hpp"
+#include "switchyard/quant.hpp"
+#include "switchyard/types.hpp"
 #include "util/bytes.hpp"
 
 namespace sy::cli {
@@ -81,6 +83,44 @@ void print_devices(const std::vector<BackendDevices>& all) {
   }
 }
 
+// A plugin's type as its manifest states it; registered as "<plugin>.<name>".
+std::string type_line(const std::string& plugin, const registry::StorageTypeManifest& t) {
+  std::string line = plugin + "." + t.name + ": " + std::to_string(t.block_size) + " elements in " +
+                     std::to_string(t.block_bytes) + " bytes";
+  if (t.group_size) line += ", groups of " + std::to_string(t.group_size);
+  if (!t.repack_to.empty()) line += ", repacks into " + t.repack_to;
+  return line;
+}
+
+json type_json(const std::string& plugin, const registry::StorageTypeManifest& t) {
+  return {{"name", plugin + "." + t.name}, {"block_size", t.block_size}, {"block_bytes", t.block_bytes},
+          {"group_size", t.group_size}, {"quantized", t.quantized}, {"quantize", t.quantize},
+          {"repack_to", t.repack_to}};
+}
+
+// The runtime's own types, registered under "gguf" and "core" before any plugin loads.
+json builtin_types_json() {
+  json all = json::array();
+  for (const auto* t : storage_types()) {
+    const auto provider = storage_type_provider(t->type);
+    if (provider != "gguf" && provider != "core") continue;
+    all.push_back({{"name", std::string(t->name)}, {"id", static_cast<uint32_t>(t->type)},
+                   {"provider", std::string(provider)}, {"block_size", t->block_size}, {"block_bytes", t->block_bytes},
+                   {"dequantize", can_dequantize(t->type)}, {"quantize", can_quantize(t->type)}});
+  }
+  return all;
+}
+
+void print_builtin_types() {
+  std::cout << "\nBuilt-in storage types:\n";
+  for (const char* provider : {"gguf", "core"}) {
+    std::string line = std::string("  ") + provider + ":";
+    for (const auto* t : storage_types())
+      if (storage_type_provider(t->type) == provider) line += " " + std::string(t->name);
+    std::cout << line << "\n";
+  }
+}
+
 int run_plugins(bool as_json, bool check, bool devices) {
   std::vector<std::string> warnings;
   auto dirs = registry::default_search_path({}, warnings);
@@ -114,15 +154,18 @@ int run_plugins(bool as_json, bool check, bool devices) {
         if (!c.available) cj["unavailable_reason"] = c.unavailable_reason;
         comps.push_back(cj);
       }
+      json types = json::array();
+      for (const auto& t : p.manifest.storage_types) types.push_back(type_json(p.manifest.name, t));
       json pj{{"name", p.manifest.name}, {"version", p.manifest.version}, {"summary", p.manifest.summary},
               {"library", p.library.string()}, {"origin", p.origin},
               {"manifest", p.has_manifest_file ? registry::manifest_path_for(p.library).string() : ""},
               {"abi", std::to_string(p.manifest.abi_major) + "." + std::to_string(p.manifest.abi_minor)},
-              {"components", comps}};
+              {"components", comps}, {"storage_types", types}};
       if (check) pj["load"] = load_errors[i].empty() ? "ok" : load_errors[i];
       out["plugins"].push_back(pj);
     }
     for (const auto& r : reg.refusals()) out["refused"].push_back({{"file", r.file.string()}, {"reason", r.reason}});
+    out["builtin_storage_types"] = builtin_types_json();
     if (devices) out["devices"] = devices_json(probe_devices(reg));
     std::cout << json_text(out, 2) << "\n";
     return rc;
@@ -147,7 +190,9 @@ int run_plugins(bool as_json, bool check, bool devices) {
                 << ")" << (m.summary.empty() ? "" : ": " + m.summary) << (m.has_trait(kTraitTerminal) ? "  [terminal]" : "")
                 << (c.available ? "" : "  [unavailable: " + c.unavailable_reason + "]") << "\n";
     }
+    for (const auto& t : p.manifest.storage_types) std::cout << "    storage type " << type_line(p.manifest.name, t) << "\n";
   }
+  print_builtin_types();
   if (!reg.refusals().empty()) {
     std::cout << "\nRefused:\n";
     for (const auto& r : reg.refusals()) std::cout << "  " << r.file.string() << ": " << r.reason << "\n";

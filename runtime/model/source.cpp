@@ -20,7 +20,28 @@ Result<OpenedSource> open_source(registry::Registry& reg, const std::filesystem:
   auto src = o.format->open(path);
   if (!src) return src.status();
   o.source = std::move(*src);
+  if (auto st = check_tensors(*o.source, name, path); !st) return st;
   return o;
+}
+
+Status check_tensors(const ModelSource& src, const std::string& format, const std::filesystem::path& path) {
+  // Everything downstream trusts a tensor's type id and byte count; a format plugin's
+  // mistake stops here, in words, rather than as a wrong read later.
+  for (const auto& t : src.tensors()) {
+    const auto id = static_cast<uint32_t>(t.type);
+    const auto* info = storage_type_info(id);
+    if (!info)
+      return error::corrupt(path.string() + ": the " + format + " format gave tensor '" + t.name + "' storage type id " +
+                            std::to_string(id) + ", which no plugin has registered; the format plugin must register its "
+                            "types (SWITCHYARD_STORAGE_TYPES) or is out of date");
+    const auto bytes = tensor_bytes(t.type, t.shape);
+    if (!bytes || *bytes != t.bytes)
+      return error::corrupt(path.string() + ": the " + format + " format gave tensor '" + t.name + "' " +
+                            std::to_string(t.bytes) + " bytes, but its shape in " + std::string(info->name) + " needs " +
+                            (bytes ? std::to_string(*bytes) : std::string("more than 64 bits")) +
+                            "; the format plugin is inconsistent");
+  }
+  return Status::ok();
 }
 
 }  // namespace sy::model

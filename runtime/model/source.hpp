@@ -17,7 +17,11 @@ struct OpenedSource {
   std::unique_ptr<ModelSource> source;
 };
 
-/// Opens `path` with `format` (empty: the best probe). A missing file is an error naming it.
+/// Opens `path` with `format` (empty: the best probe). A missing file is an error naming it;
+/// so is a tensor the format describes with an unregistered type or a wrong byte count.
 Result<OpenedSource> open_source(registry::Registry& reg, const std::filesystem::path& path, const std::string& format = {});
+
+/// Checks every tensor of a source: a registered storage type, and bytes that match its shape.
+Status check_tensors(const ModelSource& src, const std::string& format, const std::filesystem::path& path);
 
 }  // namespace sy::model

@@ -30,7 +30,17 @@ Result<std::shared_ptr<Library>> Library::open(const std::filesystem::path& path
   self->descriptor_ = entry();
   if (!self->descriptor_)
     return error::invalid_argument(path.string() + " is a Switchyard plugin whose descriptor function returned null");
+  if (self->impl_->lib.has(kStorageTypesSymbol)) {
+    auto& types = self->impl_->lib.get_alias<StorageTypesFn>(kStorageTypesSymbol);
+    self->types_ = types();
+    if (!self->types_)
+      return error::invalid_argument(path.string() + " exports a storage-type table function that returned null");
+  }
   return self;
+}
+
+void Library::attach(const HostServices& host) const {
+  if (impl_->lib.has(kAttachSymbol)) impl_->lib.get_alias<AttachFn>(kAttachSymbol)(&host);
 }
 
 }  // namespace sy::registry

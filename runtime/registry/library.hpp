@@ -6,6 +6,7 @@
 
 #include "switchyard/plugin.hpp"
 #include "switchyard/status.hpp"
+#include "switchyard/types.hpp"
 
 namespace sy::registry {
 
@@ -22,6 +23,10 @@ class Library {
 
   /// The descriptor the library exports.
   [[nodiscard]] const PluginDescriptor& descriptor() const { return *descriptor_; }
+  /// The storage types the library exports (SWITCHYARD_STORAGE_TYPES), or nullptr.
+  [[nodiscard]] const StorageTypeTable* storage_types() const { return types_; }
+  /// Hands the host services to the library, when it takes them (plugins of ABI 3.1 on).
+  void attach(const HostServices& host) const;
   /// The library's path.
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
@@ -30,6 +35,7 @@ class Library {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   const PluginDescriptor* descriptor_ = nullptr;
+  const StorageTypeTable* types_ = nullptr;
   std::filesystem::path path_;
 };
 

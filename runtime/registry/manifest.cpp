@@ -150,7 +150,7 @@ const ParamSpec* ComponentManifest::param(std::string_view pname) const {
   return nullptr;
 }
 
-Manifest manifest_from_descriptor(const PluginDescriptor& d, const std::string& library) {
+Manifest manifest_from_descriptor(const PluginDescriptor& d, const std::string& library, const StorageTypeTable* types) {
   Manifest m;
   m.library = library;
   m.abi_major = d.abi_major;
@@ -161,8 +161,23 @@ Manifest manifest_from_descriptor(const PluginDescriptor& d, const std::string& 
   m.summary = d.summary;
   for (const auto& c : d.components)
     m.components.push_back({c.kind, c.name, c.version, c.rank, c.summary, c.cpu_features, c.params, c.traits});
+  if (types)
+    for (uint32_t i = 0; i < types->count && types->types; ++i) {
+      const auto& t = types->types[i];
+      m.storage_types.push_back({t.name ? t.name : "", t.block_size, t.block_bytes, t.group_size,
+                                 (t.flags & kStorageQuantized) != 0, t.quantize_row != nullptr,
+                                 t.repack_to ? t.repack_to : ""});
+    }
   return m;
 }
+
+namespace {
+json storage_type_to_json(const StorageTypeManifest& t) {
+  return {{"name", t.name},           {"block_size", t.block_size}, {"block_bytes", t.block_bytes},
+          {"group_size", t.group_size}, {"quantized", t.quantized},   {"quantize", t.quantize},
+          {"repack_to", t.repack_to}};
+}
+}  // namespace
 
 nlohmann::json component_to_json(const ComponentManifest& c) {
   json params = json::array();
@@ -180,11 +195,18 @@ nlohmann::json component_to_json(const ComponentManifest& c) {
 nlohmann::json manifest_to_json(const Manifest& m) {
   json comps = json::array();
   for (const auto& c : m.components) comps.push_back(component_to_json(c));
-  return json{{"switchyard_manifest", kManifestVersion},
-              {"library", m.library},
-              {"plugin", {{"name", m.name}, {"version", m.version}, {"summary", m.summary}}},
-              {"abi", {{"major", m.abi_major}, {"minor", m.abi_minor}, {"tag", m.abi_tag}}},
-              {"components", comps}};
+  json j{{"switchyard_manifest", kManifestVersion},
+         {"library", m.library},
+         {"plugin", {{"name", m.name}, {"version", m.version}, {"summary", m.summary}}},
+         {"abi", {{"major", m.abi_major}, {"minor", m.abi_minor}, {"tag", m.abi_tag}}},
+         {"components", comps}};
+  // Written only when there are types, so manifests of plugins without any stay as they were.
+  if (!m.storage_types.empty()) {
+    json types = json::array();
+    for (const auto& t : m.storage_types) types.push_back(storage_type_to_json(t));
+    j["storage_types"] = types;
+  }
+  return j;
 }
 
 Result<Manifest> manifest_from_json_text(const std::string& text, const std::string& source) {
@@ -232,6 +254,23 @@ Result<Manifest> manifest_from_json_text(const std::string& text, const std::str
         c.params.push_back(param_from_json(r, params[p], path + ".params[" + std::to_string(p) + "]"));
       m.components.push_back(std::move(c));
     }
+    if (j.contains("storage_types")) {
+      const auto& types = j["storage_types"];
+      if (!types.is_array()) r.fail("storage_types", "must be an array");
+      for (size_t i = 0; i < types.size(); ++i) {
+        const std::string path = "storage_types[" + std::to_string(i) + "]";
+        const auto& tj = types[i];
+        StorageTypeManifest t;
+        t.name = r.str(tj, "name", path);
+        t.block_size = static_cast<uint32_t>(r.integer(tj, "block_size", path));
+        t.block_bytes = static_cast<uint32_t>(r.integer(tj, "block_bytes", path));
+        t.group_size = static_cast<uint32_t>(tj.value("group_size", 0));
+        t.quantized = tj.value("quantized", false);
+        t.quantize = tj.value("quantize", false);
+        t.repack_to = tj.value("repack_to", "");
+        m.storage_types.push_back(std::move(t));
+      }
+    }
     return m;
   } catch (const std::exception& e) {
     return error::corrupt(e.what());
@@ -277,6 +316,9 @@ std::optional<std::string> manifest_difference(const Manifest& a, const Manifest
     if (!find(b, c)) return "the manifest lists " + label(c) + " but the library does not provide it";
   for (const auto& c : b.components)
     if (!find(a, c)) return "the library provides " + label(c) + " but the manifest does not list it";
+  if (a.storage_types != b.storage_types)
+    return "storage types: the manifest lists " + std::to_string(a.storage_types.size()) + " and the library " +
+           std::to_string(b.storage_types.size()) + (a.storage_types.size() == b.storage_types.size() ? ", which differ" : "");
   const auto ja = manifest_to_json(a)["components"];
   const auto jb = manifest_to_json(b)["components"];
   for (const auto& ca : ja) {

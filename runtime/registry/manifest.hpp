@@ -12,6 +12,7 @@
 #include "switchyard/params.hpp"
 #include "switchyard/plugin.hpp"
 #include "switchyard/status.hpp"
+#include "switchyard/types.hpp"
 
 namespace sy::registry {
 
@@ -35,6 +36,18 @@ struct ComponentManifest {
   [[nodiscard]] const ParamSpec* param(std::string_view pname) const;
 };
 
+/// A storage type a plugin registers, as the manifest states it (types.hpp).
+struct StorageTypeManifest {
+  std::string name;  ///< as the plugin declares it ("W3_G128"); registered as "<plugin>.<name>"
+  uint32_t block_size = 0;
+  uint32_t block_bytes = 0;
+  uint32_t group_size = 0;
+  bool quantized = false;
+  bool quantize = false;     ///< has a quantize_row
+  std::string repack_to;     ///< empty when none
+  friend bool operator==(const StorageTypeManifest&, const StorageTypeManifest&) = default;
+};
+
 /// A whole plugin as the manifest states it.
 struct Manifest {
   std::string library;  ///< file name of the library the manifest describes
@@ -45,10 +58,13 @@ struct Manifest {
   std::string version;
   std::string summary;
   std::vector<ComponentManifest> components;
+  std::vector<StorageTypeManifest> storage_types;  ///< "storage_types" (optional in the JSON)
 };
 
-/// The manifest a descriptor implies, for a library file called `library`.
-Manifest manifest_from_descriptor(const PluginDescriptor& d, const std::string& library);
+/// The manifest a descriptor (and the library's storage-type table, if any) implies, for a
+/// library file called `library`.
+Manifest manifest_from_descriptor(const PluginDescriptor& d, const std::string& library,
+                                  const StorageTypeTable* types = nullptr);
 
 /// JSON form written to disk.
 nlohmann::json manifest_to_json(const Manifest& m);

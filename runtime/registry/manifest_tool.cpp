@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "switchyard-manifest: %s\n", loaded.status().message().c_str());
     return 1;
   }
-  const auto m = sy::registry::manifest_from_descriptor(loaded.value()->descriptor(), lib.filename().string());
+  const auto m = sy::registry::manifest_from_descriptor(loaded.value()->descriptor(), lib.filename().string(), loaded.value()->storage_types());
   if (auto st = sy::registry::write_manifest(m, argv[2]); !st) {
     std::fprintf(stderr, "switchyard-manifest: %s\n", st.message().c_str());
     return 1;

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "log/log.hpp"
+#include "types/host.hpp"
+#include "types/type_registry.hpp"
 #include "switchyard/cpu.hpp"
 
 namespace sy::registry {
@@ -81,7 +83,7 @@ void Registry::consider(const fs::path& lib, const std::string& origin) {
       refusals_.push_back({lib, why});
       return;
     }
-    rec.manifest = manifest_from_descriptor(loaded.value()->descriptor(), lib.filename().string());
+    rec.manifest = manifest_from_descriptor(loaded.value()->descriptor(), lib.filename().string(), loaded.value()->storage_types());
     rec.has_manifest_file = false;
     already_loaded = std::move(loaded.value());
     notes_.push_back(lib.string() + " has no manifest; it was loaded to read its descriptor");
@@ -219,12 +221,17 @@ Status Registry::load(size_t pi) {
   const auto& d = lib.value()->descriptor();
   if (auto why = abi_incompatibility(d.abi_major, d.abi_minor, d.abi_tag))
     return load_errors_[pi] = error::invalid_argument(rec.library.string() + ": plugin '" + d.name + "' " + *why);
-  const Manifest actual = manifest_from_descriptor(d, rec.library.filename().string());
+  const Manifest actual = manifest_from_descriptor(d, rec.library.filename().string(), lib.value()->storage_types());
   if (auto diff = manifest_difference(rec.manifest, actual))
     return load_errors_[pi] = error::corrupt(rec.library.string() + ": its manifest " +
                                              manifest_path_for(rec.library).string() +
                                              " disagrees with the library's descriptor (" + *diff +
                                              "); rebuild the plugin so the build regenerates the manifest");
+  // Types first, then attach: a plugin's first factory may already look its types up.
+  if (const auto* table = lib.value()->storage_types())
+    if (auto st = types::TypeRegistry::process().add(d.name, *table, lib.value()); !st)
+      return load_errors_[pi] = Status(st.code(), rec.library.string() + ": " + st.message());
+  lib.value()->attach(types::host_services());
   log::get("registry")->debug("loaded plugin '{}' from {}", d.name, rec.library.string());
   loaded_[pi] = std::move(lib.value());
   return Status::ok();

@@ -94,8 +94,8 @@ TEST_CASE("Switchyard's own types: FP8 with block scales and grouped integers", 
     CHECK(i.group_size == g);
     CHECK(i.block_bytes == 4 + g);
   }
-  for (const auto& t : sy::storage_types())
-    if (static_cast<uint32_t>(t.type) >= 1000) CHECK_FALSE(t.in_gguf);
+  for (const auto* t : sy::storage_types())
+    if (static_cast<uint32_t>(t->type) >= 1000) CHECK_FALSE(t->in_gguf);
 }
 
 TEST_CASE("row and tensor sizes", "[sdk][storage]") {

@@ -17,11 +17,15 @@
 #include "switchyard/component.hpp"
 #include "switchyard/params.hpp"
 #include "switchyard/status.hpp"
+#include "switchyard/types.hpp"
 
 namespace sy {
 
 /// ABI of this SDK. A plugin built against another major version is refused; a newer
 /// minor version of the runtime accepts plugins of older minors.
+/// 3.1: storage types are registered (types.hpp): a plugin may export a type table, and
+/// receives the runtime's host services at load (SWITCHYARD_PLUGIN exports the receiver);
+/// the SDK's storage and reference-conversion functions answer from the runtime's registry.
 /// 3.0: the device contract for GPUs (issue 16): Device::supports takes the whole node,
 /// allocate takes a BufferKind, execution and copies are queued with events, and
 /// DeviceInfo says who reads which memory; the Device and Buffer vtables changed.
@@ -29,7 +33,7 @@ namespace sy {
 /// both structs' layout, which a plugin built against 1.x would read wrongly (issue 15).
 /// 1.1 added the op IR (graph.hpp), more ops and status codes, SamplerContext::pieces.
 inline constexpr uint32_t kAbiMajor = 3;
-inline constexpr uint32_t kAbiMinor = 0;
+inline constexpr uint32_t kAbiMinor = 1;
 
 /// The C++ standard library ABI the SDK types (std::string, std::vector) depend on.
 /// Plugins and runtime must agree on it, since those types cross the boundary.
@@ -95,5 +99,8 @@ Result<std::unique_ptr<Component>> guard_factory(F&& make) noexcept {
 
 }  // namespace sy
 
-/// Exports `fn` (a `const sy::PluginDescriptor* fn() noexcept`) as the plugin's descriptor.
-#define SWITCHYARD_PLUGIN(fn) BOOST_DLL_ALIAS(fn, switchyard_plugin)
+/// Exports `fn` (a `const sy::PluginDescriptor* fn() noexcept`) as the plugin's descriptor,
+/// and the SDK's receiver of the host services.
+#define SWITCHYARD_PLUGIN(fn)                  \
+  BOOST_DLL_ALIAS(fn, switchyard_plugin)       \
+  BOOST_DLL_ALIAS(sy::detail::attach_host, switchyard_attach)

@@ -1,12 +1,15 @@
 // Storage types: how a tensor's elements are laid out in memory, block by block.
 // Ids 0..39 are GGUF's own (ggml_type), so GGUF files map without translation;
-// Switchyard's additional types use ids from 1000 and are never written to GGUF.
+// Switchyard's additional types use ids from 1000 and are never written to GGUF; types
+// that plugins register (types.hpp) get ids from 0x10000, given at registration. The
+// runtime's registry answers every function here, in the runtime and in plugins.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace sy {
 
@@ -44,7 +47,7 @@ enum class StorageType : uint32_t {
 /// What a storage type is, for kernels, loaders and memory planning.
 struct StorageTypeInfo {
   StorageType type;
-  std::string_view name;     ///< canonical spelling: "Q4_K", "BF16", "I4_G128"
+  std::string_view name;     ///< canonical spelling: "Q4_K", "BF16", "I4_G128", "gptq.W3_G128"
   uint32_t block_size;       ///< elements per block (1 for plain scalar types)
   uint32_t block_bytes;      ///< bytes per block
   bool quantized;            ///< true when elements share scales inside a block
@@ -52,17 +55,21 @@ struct StorageTypeInfo {
   uint32_t group_size;       ///< for grouped integer types: elements per scale group, else 0
 };
 
-/// Every storage type Switchyard knows, in id order.
-std::span<const StorageTypeInfo> storage_types() noexcept;
+/// Every registered storage type: the built-in ones in id order, then plugins' types in
+/// registration order. Entries stay valid for the life of the process.
+std::vector<const StorageTypeInfo*> storage_types();
 
-/// The table entry for a type id; nullptr for an id that is not a known type
-/// (including GGUF's removed ids 4, 5, 31..33, 36..38).
+/// The entry for a type id; nullptr for an id that is not registered (including GGUF's
+/// removed ids 4, 5, 31..33, 36..38). Check every id that comes from a file or a user here.
 const StorageTypeInfo* storage_type_info(uint32_t id) noexcept;
 
-/// The table entry for a type; the type must be a valid enumerator.
+/// The entry for a registered type. An unregistered id is a bug at this point (ids are
+/// checked where they enter): the process stops with a message naming the id, rather
+/// than compute with another type's geometry.
 const StorageTypeInfo& storage_type_info(StorageType type) noexcept;
 
-/// Type by canonical name, case-insensitive ("q4_k" finds Q4_K).
+/// Type by name, case-insensitive ("q4_k" finds Q4_K): a canonical name, or the bare name
+/// of a plugin's type ("W3_G128" for "gptq.W3_G128") while no other type has it.
 std::optional<StorageType> storage_type_from_name(std::string_view name) noexcept;
 
 /// Canonical name of a type ("?" for an unknown value).

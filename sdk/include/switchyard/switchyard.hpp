@@ -14,3 +14,4 @@
 #include "switchyard/status.hpp"
 #include "switchyard/storage.hpp"
 #include "switchyard/tensor.hpp"
+#include "switchyard/types.hpp"

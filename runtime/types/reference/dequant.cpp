@@ -5,19 +5,19 @@
 #include <cstring>
 #include <string>
 
+#include "reference/blocks.hpp"
 #include "switchyard/quant.hpp"
 
-namespace sy {
-namespace {
+namespace sy::ref::deq {
 
 using u8 = uint8_t;
 
-uint16_t rd16(const u8* p) {
+static uint16_t rd16(const u8* p) {
   uint16_t v;
   std::memcpy(&v, p, 2);
   return v;
 }
-float h2f(const u8* p) { return fp16_to_fp32(rd16(p)); }
+static float h2f(const u8* p) { return fp16_to_fp32(rd16(p)); }
 
 // The 4-bit non-linear grid shared by IQ4_NL and IQ4_XS.
 constexpr int8_t kIQ4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
@@ -119,7 +119,7 @@ void q3_k(const u8* b, float* y) {
 }
 
 // The 6-bit (scale, min) pair j of a K-quant super-block (Q4_K, Q5_K).
-void scale_min_k4(int j, const u8* s, u8& sc, u8& m) {
+static void scale_min_k4(int j, const u8* s, u8& sc, u8& m) {
   if (j < 4) {
     sc = s[j] & 63;
     m = s[j + 4] & 63;
@@ -211,57 +211,4 @@ void iq4_xs(const u8* b, float* y) {
   }
 }
 
-using BlockFn = void (*)(const u8*, float*);
-
-BlockFn block_fn(StorageType t) {
-  switch (t) {
-    case StorageType::Q4_0: return q4_0;
-    case StorageType::Q4_1: return q4_1;
-    case StorageType::Q5_0: return q5_0;
-    case StorageType::Q5_1: return q5_1;
-    case StorageType::Q8_0: return q8_0;
-    case StorageType::Q8_1: return q8_1;
-    case StorageType::Q2_K: return q2_k;
-    case StorageType::Q3_K: return q3_k;
-    case StorageType::Q4_K: return q4_k;
-    case StorageType::Q5_K: return q5_k;
-    case StorageType::Q6_K: return q6_k;
-    case StorageType::Q8_K: return q8_k;
-    case StorageType::IQ4_NL: return iq4_nl;
-    case StorageType::IQ4_XS: return iq4_xs;
-    default: return nullptr;
-  }
-}
-
-}  // namespace
-
-bool can_dequantize(StorageType t) noexcept {
-  return t == StorageType::F32 || t == StorageType::F16 || t == StorageType::BF16 || block_fn(t) != nullptr;
-}
-
-Status dequantize_row(StorageType t, const void* src, float* dst, int64_t n) noexcept {
-  const auto& info = storage_type_info(t);
-  if (!can_dequantize(t))
-    return error::unsupported("no reference dequantizer for storage type " + std::string(info.name));
-  if (n < 0 || n % info.block_size != 0)
-    return error::invalid_argument(std::to_string(n) + " elements is not a whole number of " + std::string(info.name) +
-                                   " blocks (" + std::to_string(info.block_size) + " elements each)");
-  const auto* b = static_cast<const u8*>(src);
-  switch (t) {
-    case StorageType::F32:
-      std::memcpy(dst, src, static_cast<size_t>(n) * 4);
-      return Status::ok();
-    case StorageType::F16:
-      for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(rd16(b + 2 * i));
-      return Status::ok();
-    case StorageType::BF16:
-      for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_fp32(rd16(b + 2 * i));
-      return Status::ok();
-    default: break;
-  }
-  const BlockFn fn = block_fn(t);
-  for (int64_t i = 0; i < n / info.block_size; ++i) fn(b + i * info.block_bytes, dst + i * info.block_size);
-  return Status::ok();
-}
-
-}  // namespace sy
+}  // namespace sy::ref::deq
