@@ -20,7 +20,8 @@ DotKernel dot_kernel(StorageType weight, Isa isa) {
   k = dot_kernel_scalar(weight);
 #endif
   // An interleaved layout exists to be faster: its scalar reference is for tests only.
-  return k.group1 && k.isa == Isa::scalar ? DotKernel{} : k;
+  if (k.group1 && k.isa == Isa::scalar) return DotKernel{};
+  return k.usable() ? k : dot_kernel_generic(weight, isa);
 }
 
 size_t act_row_bytes(const DotKernel& kern, int64_t n) {

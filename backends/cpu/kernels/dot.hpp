@@ -8,6 +8,7 @@
 
 #include "isa.hpp"
 #include "switchyard/storage.hpp"
+#include "switchyard/types.hpp"
 
 namespace sy::cpu {
 
@@ -25,6 +26,9 @@ using Dot4Fn = void (*)(int64_t n, const void* w, const void* a, size_t a_stride
 using GroupFn = void (*)(int64_t n, const void* w, const void* a, size_t a_stride, float* const* out);
 /// Bytes of an activation row of n elements in a kernel's own layout of its dot type.
 using ActBytesFn = size_t (*)(int64_t n);
+/// A registered type without a kernel of its own: n elements of weight row w (of `type`)
+/// against f32 activations a.
+using GenericDotFn = float (*)(const StorageTypeDesc* type, int64_t n, const void* w, const void* a);
 
 struct DotKernel {
   StorageType act_type = StorageType::F32;  ///< the activation ("dot") type
@@ -37,10 +41,19 @@ struct DotKernel {
   /// The row size when quantize_act writes act_type's values in a layout of the kernel's
   /// own (Q8_0 with each block's sum); nullptr: act_type's row size.
   ActBytesFn act_bytes = nullptr;
+  /// Instead of dot, for a registered type no kernel here knows: its functions and the
+  /// generic kernel, which dequantizes a few blocks at a time and dots them in f32.
+  const StorageTypeDesc* generic_type = nullptr;
+  GenericDotFn generic = nullptr;
 
-  /// Whether the weight type is supported at all (by rows or by groups).
-  [[nodiscard]] bool usable() const { return dot != nullptr || group1 != nullptr; }
+  /// Whether the weight type is supported at all (by rows, by groups or generically).
+  [[nodiscard]] bool usable() const { return dot != nullptr || group1 != nullptr || generic != nullptr; }
 };
+
+/// One weight row against one activation row, through dot or the generic kernel.
+inline float row_dot(const DotKernel& k, int64_t n, const void* w, const void* a) {
+  return k.dot ? k.dot(n, w, a) : k.generic(k.generic_type, n, w, a);
+}
 
 /// Bytes of one activation row of n elements as `kern` converts it.
 size_t act_row_bytes(const DotKernel& kern, int64_t n);
@@ -50,6 +63,12 @@ size_t act_row_bytes(const DotKernel& kern, int64_t n);
 /// is offered only with a SIMD kernel of its own: it exists to be faster, and the loader
 /// repacks weights only when the device supports it.
 DotKernel dot_kernel(StorageType weight, Isa isa);
+
+/// The generic kernel for a registered type with a reference dequantize_row and no kernel
+/// of its own (what dot_kernel() falls back to): blocks of the row are dequantized into a
+/// small buffer and dotted with isa's F32 kernel, so the weights stay in their own type in
+/// memory. An empty DotKernel when the type cannot be dequantized.
+DotKernel dot_kernel_generic(StorageType weight, Isa isa);
 
 /// Plain activation conversions (shared by every ISA's kernels).
 void act_f32(int64_t n, const float* x, void* out);

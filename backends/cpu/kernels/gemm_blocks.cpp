@@ -54,7 +54,7 @@ void product(const GemmPlan& p, int q, const GemmBlock& b, int64_t r0, int64_t r
         kern.dot4(p.k, wr, b.act + static_cast<size_t>(i) * p.a_stride, p.a_stride, o);
         for (int j = 0; j < 4; ++j) out(i + j)[r] = o[j];
       }
-    for (; i < t1; ++i) out(i)[r] = kern.dot(p.k, wr, b.act + static_cast<size_t>(i) * p.a_stride);
+    for (; i < t1; ++i) out(i)[r] = row_dot(kern, p.k, wr, b.act + static_cast<size_t>(i) * p.a_stride);
   }
 }
 

@@ -68,7 +68,8 @@ Status matmul_gate_up(const MatmulArgs& gate, const MatmulArgs& up, const Glu& g
 }
 
 Status matmul_reference(const MatmulArgs& a) {
-  const DotKernel kern = dot_kernel_scalar(a.w_type);
+  DotKernel kern = dot_kernel_scalar(a.w_type);
+  if (!kern.usable()) kern = dot_kernel_generic(a.w_type, Isa::scalar);
   if (auto st = matmul_check(a.w_type, a.k, kern); !st) return st;
   const size_t w_row = *storage_row_bytes(a.w_type, static_cast<uint64_t>(a.k));
   if (a.rows % interleave_rows(a.w_type) != 0) return rows_not_grouped(a.w_type, a.rows);
@@ -83,7 +84,7 @@ Status matmul_reference(const MatmulArgs& a) {
         kern.group1(a.k, w + static_cast<size_t>(r) * w_row, act.data(), 0, o);
       }
     else
-      for (int64_t r = 0; r < a.rows; ++r) y[r] = kern.dot(a.k, w + static_cast<size_t>(r) * w_row, act.data());
+      for (int64_t r = 0; r < a.rows; ++r) y[r] = row_dot(kern, a.k, w + static_cast<size_t>(r) * w_row, act.data());
   }
   return Status::ok();
 }

@@ -1,0 +1,129 @@
+// The CPU's generic kernel: registered types with no kernel of their own (a plugin's, or
+// the built-in grouped and FP8 layouts) run from their own bytes, on every ISA, and match a
+// float64 dot of the type's reference dequantization.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "matmul.hpp"
+#include "switchyard/quant.hpp"
+#include "types/type_registry.hpp"
+
+using namespace sy;
+using namespace sy::cpu;
+
+namespace {
+
+// S8_B12: 12 elements per block, an f32 scale then 12 int8 codes (16 bytes); an odd block
+// size, so the kernel's chunks end inside the buffer. L8_B1K: 1024 elements per block (one
+// f32 scale, 1024 codes), larger than the kernel's buffer.
+template <int B>
+void s8_dequantize(const void* src, float* dst, int64_t n) noexcept {
+  const auto* b = static_cast<const uint8_t*>(src);
+  for (int64_t blk = 0; blk < n / B; ++blk, b += 4 + B) {
+    float s;
+    std::memcpy(&s, b, 4);
+    for (int j = 0; j < B; ++j) dst[blk * B + j] = static_cast<float>(static_cast<int8_t>(b[4 + j])) * s;
+  }
+}
+
+StorageType register_type(const char* name, int block) {
+  static std::vector<StorageTypeDesc> descs = [] {
+    StorageTypeDesc a, b;
+    a.name = "S8_B12";
+    a.block_size = 12;
+    a.block_bytes = 16;
+    a.dequantize_row = s8_dequantize<12>;
+    b.name = "L8_B1K";
+    b.block_size = 1024;
+    b.block_bytes = 1028;
+    b.dequantize_row = s8_dequantize<1024>;
+    return std::vector{a, b};
+  }();
+  const StorageTypeTable table{sizeof(StorageTypeTable), static_cast<uint32_t>(descs.size()), descs.data()};
+  REQUIRE(types::TypeRegistry::process().add("unit-generic", table, nullptr));
+  const auto t = storage_type_from_name(std::string("unit-generic.") + name);
+  REQUIRE(t.has_value());
+  CHECK(storage_row_bytes(*t, static_cast<uint64_t>(block)) == static_cast<uint64_t>(4 + block));
+  return *t;
+}
+
+std::vector<uint8_t> random_rows(int block, int64_t k, int64_t rows, std::mt19937& rng) {
+  std::uniform_int_distribution<int> code(-127, 127);
+  std::uniform_real_distribution<float> scale(0.001f, 0.05f);
+  std::vector<uint8_t> w(static_cast<size_t>(rows * k / block * (4 + block)));
+  for (size_t off = 0; off < w.size(); off += 4 + static_cast<size_t>(block)) {
+    const float s = scale(rng);
+    std::memcpy(w.data() + off, &s, 4);
+    for (int j = 0; j < block; ++j) w[off + 4 + static_cast<size_t>(j)] = static_cast<uint8_t>(static_cast<int8_t>(code(rng)));
+  }
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("generic kernel: a registered type without a kernel matches its float64 reference on every ISA", "[cpu][types]") {
+  std::vector<Isa> isas{Isa::scalar};
+  if (detect_isa() != Isa::scalar) isas.push_back(Isa::avx2);
+  if (detect_isa() == Isa::avx512) isas.push_back(Isa::avx512);
+  ThreadPool pool(3);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (auto [name, block, k] : {std::tuple{"S8_B12", 12, int64_t{1200}}, std::tuple{"L8_B1K", 1024, int64_t{2048}}}) {
+    const StorageType t = register_type(name, block);
+    const int64_t rows = 21;
+    const auto w = random_rows(block, k, rows, rng);
+    const size_t row_bytes = *storage_row_bytes(t, static_cast<uint64_t>(k));
+    for (int64_t m : {1, 4, 9}) {
+      std::vector<float> x(static_cast<size_t>(m * k));
+      for (auto& v : x) v = nd(rng);
+      // The reference: the type's dequantizer, then a float64 dot.
+      std::vector<double> ref(static_cast<size_t>(m * rows));
+      std::vector<float> wr(static_cast<size_t>(k));
+      for (int64_t r = 0; r < rows; ++r) {
+        REQUIRE(dequantize_row(t, w.data() + r * row_bytes, wr.data(), k));
+        for (int64_t i = 0; i < m; ++i) {
+          double s = 0;
+          for (int64_t j = 0; j < k; ++j) s += static_cast<double>(wr[static_cast<size_t>(j)]) * x[static_cast<size_t>(i * k + j)];
+          ref[static_cast<size_t>(i * rows + r)] = s;
+        }
+      }
+      for (auto isa : isas) {
+        INFO(name << " m=" << m << " isa=" << isa_name(isa));
+        CHECK(dot_kernel(t, isa).generic != nullptr);
+        std::vector<float> got(ref.size());
+        MatmulArgs a{w.data(), t, k, rows, x.data(), m, got.data()};
+        std::vector<uint8_t> scratch(matmul_scratch_bytes(t, k, m, isa));
+        REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
+        // f32 products summed in f32 in chunks: a few ulps times sqrt(k) of the row's scale.
+        for (size_t i = 0; i < ref.size(); ++i) CHECK(std::fabs(got[i] - ref[i]) <= 1e-5 * std::sqrt(static_cast<double>(k)));
+      }
+    }
+  }
+}
+
+TEST_CASE("generic kernel: the built-in grouped layout runs without a kernel of its own", "[cpu][types]") {
+  // I4_G32: f16 d, f16 z, 16 bytes of codes (low nibbles first); x = (q - z) * d.
+  const int64_t k = 64;
+  std::vector<uint8_t> w(2 * 20);
+  for (int g = 0; g < 2; ++g) {
+    const uint16_t d = fp32_to_fp16(0.25f), z = fp32_to_fp16(8.0f);
+    std::memcpy(w.data() + g * 20, &d, 2);
+    std::memcpy(w.data() + g * 20 + 2, &z, 2);
+    for (int j = 0; j < 16; ++j) w[static_cast<size_t>(g * 20 + 4 + j)] = static_cast<uint8_t>(j | ((15 - j) << 4));
+  }
+  std::vector<float> row(64);
+  REQUIRE(dequantize_row(StorageType::I4_G32, w.data(), row.data(), k));
+  CHECK(row[0] == (0 - 8) * 0.25f);
+  CHECK(row[16] == (15 - 8) * 0.25f);
+  std::vector<float> x(64, 1.0f), y(1);
+  ThreadPool pool(1);
+  MatmulArgs a{w.data(), StorageType::I4_G32, k, 1, x.data(), 1, y.data()};
+  std::vector<uint8_t> scratch(matmul_scratch_bytes(StorageType::I4_G32, k, 1, Isa::scalar));
+  REQUIRE(matmul(a, Isa::scalar, pool, scratch.data()).is_ok());
+  double s = 0;
+  for (float v : row) s += v;
+  CHECK(y[0] == Approx(s));
+}
