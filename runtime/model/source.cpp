@@ -1,5 +1,7 @@
 #include "model/source.hpp"
 
+#include "log/log.hpp"
+
 namespace sy::model {
 
 Result<OpenedSource> open_source(registry::Registry& reg, const std::filesystem::path& path, const std::string& format) {
@@ -20,6 +22,9 @@ Result<OpenedSource> open_source(registry::Registry& reg, const std::filesystem:
   auto src = o.format->open(path);
   if (!src) return src.status();
   o.source = std::move(*src);
+  // A format that leaves tensors out (a vision tower, prediction heads) says so here.
+  if (auto note = o.source->metadata().get_string("general.source.skipped"))
+    log::get("model")->info("{}: {}", path.string(), *note);
   return o;
 }
 
