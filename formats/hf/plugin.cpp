@@ -1,5 +1,5 @@
 // The hf plugin: the WeightFormat component over Model.
-#include "model.hpp"
+#include "hf_model.hpp"
 #include "probe.hpp"
 #include "switchyard/plugin.hpp"
 

@@ -1,4 +1,4 @@
-#include "model.hpp"
+#include "hf_model.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -199,7 +199,8 @@ Status Model::build(const std::string& config_file) {
     r.owned.resize(config_.rope_freqs.size() * sizeof(float));
     std::memcpy(r.owned.data(), config_.rope_freqs.data(), r.owned.size());
     const auto n = static_cast<int64_t>(config_.rope_freqs.size());
-    if (auto st = add({"rope_freqs.weight", {n}, StorageType::F32, r.owned.size()}, std::move(r)); !st) return st;
+    const uint64_t bytes = r.owned.size();  // before r is moved from
+    if (auto st = add({"rope_freqs.weight", {n}, StorageType::F32, bytes}, std::move(r)); !st) return st;
   }
   if (!skipped.empty()) {
     std::string note;
