@@ -91,24 +91,32 @@ class Fields {
 // Meta's reference code: wavelengths shorter than old_context / high_freq_factor keep their
 // frequency, longer than old_context / low_freq_factor are divided by `factor`, and the band
 // between is interpolated.
-std::vector<float> llama3_factors(const json& rs, double base, int64_t dims) {
-  const double factor = rs.value("factor", 8.0), low = rs.value("low_freq_factor", 1.0),
-               high = rs.value("high_freq_factor", 4.0), old_ctx = rs.value("original_max_position_embeddings", 8192.0);
-  const double low_wavelen = old_ctx / low, high_wavelen = old_ctx / high;
+struct Llama3Scaling {
+  double factor = 8, low = 1, high = 4, old_ctx = 8192;
+};
+
+std::vector<float> llama3_factors(const Llama3Scaling& s, double base, int64_t dims) {
+  const double low_wavelen = s.old_ctx / s.low, high_wavelen = s.old_ctx / s.high;
   std::vector<float> out;
   for (int64_t i = 0; i < dims; i += 2) {
     const double freq = 1.0 / std::pow(base, static_cast<double>(i) / static_cast<double>(dims));
     const double wavelen = 2 * std::numbers::pi / freq;
     double f = 1.0;
     if (wavelen > low_wavelen) {
-      f = factor;
-    } else if (wavelen >= high_wavelen && high != low) {
-      const double smooth = (old_ctx / wavelen - low) / (high - low);
-      f = 1.0 / ((1 - smooth) / factor + smooth);
+      f = s.factor;
+    } else if (wavelen >= high_wavelen) {
+      const double smooth = (s.old_ctx / wavelen - s.low) / (s.high - s.low);
+      f = 1.0 / ((1 - smooth) / s.factor + smooth);
     }
     out.push_back(static_cast<float>(f));
   }
   return out;
+}
+
+// A string field, or `def` when it is absent or not a string (json::value() would throw).
+std::string text_or(const json& j, const char* key, std::string def) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : def;
 }
 
 }  // namespace
@@ -124,7 +132,7 @@ std::optional<std::string> quantized_by(const json& cfg) {
       cfg["text_config"].contains("quantization_config"))
     q = &cfg["text_config"]["quantization_config"];
   if (!q || q->is_null()) return std::nullopt;
-  const std::string method = q->is_object() ? q->value("quant_method", std::string("unknown")) : "unknown";
+  const std::string method = q->is_object() ? text_or(*q, "quant_method", "unknown") : "unknown";
   if (method == "awq") return "awq";
   if (method == "gptq") return "gptq";
   if (method == "fp8" || method == "compressed-tensors") return "fp8";
@@ -207,7 +215,7 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
   if (auto it = cfg.find("rope_scaling"); it != cfg.end() && it->is_object()) rs = &*it;
   if (!rs && rope != &cfg) rs = rope;
   if (rs) {
-    const std::string type = rs->value("rope_type", rs->value("type", std::string("default")));
+    const std::string type = text_or(*rs, "rope_type", text_or(*rs, "type", "default"));
     if (type == "linear") {
       Fields sf(*rs, file, "rope_scaling.");
       const double factor = sf.number("factor").value_or(1.0);
@@ -215,7 +223,17 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
       md.set(p + "rope.scaling.type", std::string("linear"));
       md.set(p + "rope.scaling.factor", static_cast<float>(factor));
     } else if (type == "llama3" && c.arch == "llama") {
-      c.rope_freqs = llama3_factors(*rs, theta, n_rot);
+      Fields sf(*rs, file, rope == &cfg ? "rope_scaling." : "rope_parameters.");
+      Llama3Scaling l3;
+      l3.factor = sf.number("factor").value_or(l3.factor);
+      l3.low = sf.number("low_freq_factor").value_or(l3.low);
+      l3.high = sf.number("high_freq_factor").value_or(l3.high);
+      l3.old_ctx = sf.number("original_max_position_embeddings").value_or(l3.old_ctx);
+      if (!sf.status()) return sf.status();
+      if (l3.high <= l3.low)
+        return error::invalid_argument(file + ": llama3 rope scaling needs high_freq_factor (" + std::to_string(l3.high) +
+                                       ") above low_freq_factor (" + std::to_string(l3.low) + ")");
+      c.rope_freqs = llama3_factors(l3, theta, n_rot);
     } else if (type != "default") {
       return error::unsupported(file + ": rope scaling " + quoted_text(type) +
                                 " is not supported by this reader yet (planned, issue 18); it supports linear and "

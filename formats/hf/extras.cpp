@@ -39,7 +39,7 @@ Status add_folder_metadata(const fs::path& dir, Metadata& md) {
     } else if (ct.is_array()) {
       // Named templates ([{name, template}, ...]): the one called "default", as transformers picks.
       for (const auto& e : ct)
-        if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
+        if (e.is_object() && e.contains("name") && e["name"] == "default" && e.contains("template") && e["template"].is_string())
           md.set("tokenizer.chat_template", e["template"].get<std::string>());
     }
   }
