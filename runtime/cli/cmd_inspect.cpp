@@ -149,8 +149,9 @@ int dump_tensor(const ModelSource& src, const std::string& name, const std::stri
 
 int run_inspect(const Args& a) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(a.model, ec)) {
-    std::cerr << "switchyard: model file " << text(a.model) << " does not exist or is not a file\n";
+  // A directory is a model in several files (a Hugging Face folder: config.json + safetensors).
+  if (!std::filesystem::is_regular_file(a.model, ec) && !std::filesystem::is_directory(a.model, ec)) {
+    std::cerr << "switchyard: model file " << text(a.model) << " does not exist or is not a file or folder\n";
     return 1;
   }
   std::vector<std::string> warnings;

@@ -143,8 +143,13 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
                               model::WeightOptions{p.model.mmap, p.model.mlock, p.strict});
   if (!m) return m.status();
   rt->model = std::move(*m);
-  if (!p.model.tokenizer.empty()) {
-    auto t = tok::Tokenizer::from_hf(p.model.tokenizer);
+  // A model folder's own tokenizer.json stands in for model.tokenizer.
+  std::filesystem::path tokenizer = p.model.tokenizer;
+  if (std::error_code ec; tokenizer.empty() && std::filesystem::is_directory(p.model.path, ec) &&
+                          std::filesystem::exists(p.model.path / "tokenizer.json", ec))
+    tokenizer = p.model.path / "tokenizer.json";
+  if (!tokenizer.empty()) {
+    auto t = tok::Tokenizer::from_hf(tokenizer);
     if (!t) return t.status();
     rt->tokenizer = std::move(*t);
   } else if (auto t = tok::Tokenizer::from_gguf(rt->model->metadata(), p.model.path.string()); t) {

@@ -1,5 +1,7 @@
 #include "model/source.hpp"
 
+#include "log/log.hpp"
+
 namespace sy::model {
 
 Result<OpenedSource> open_source(registry::Registry& reg, const std::filesystem::path& path, const std::string& format) {
@@ -21,6 +23,9 @@ Result<OpenedSource> open_source(registry::Registry& reg, const std::filesystem:
   if (!src) return src.status();
   o.source = std::move(*src);
   if (auto st = check_tensors(*o.source, name, path); !st) return st;
+  // A format that leaves tensors out (a vision tower, prediction heads) says so here.
+  if (auto note = o.source->metadata().get_string("general.source.skipped"))
+    log::get("model")->info("{}: {}", path.string(), *note);
   return o;
 }
 

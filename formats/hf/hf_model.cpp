@@ -1,0 +1,277 @@
+#include "hf_model.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "extras.hpp"
+#include "names.hpp"
+#include "names_text.hpp"
+#include "switchyard/quant.hpp"
+
+namespace sy::hf {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr uint64_t kMaxConfigBytes = 16ull << 20;
+
+std::vector<int64_t> gguf_order(const std::vector<int64_t>& hf) { return {hf.rbegin(), hf.rend()}; }
+
+uint64_t elements(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// The name of expert e's tensor, from another expert's name ("...experts.3.w1.weight").
+std::string expert_name(const std::string& other, int64_t other_e, int64_t e) {
+  const std::string from = ".experts." + std::to_string(other_e) + ".";
+  const auto at = other.find(from);
+  if (at == std::string::npos) return other;
+  return other.substr(0, at) + ".experts." + std::to_string(e) + "." + other.substr(at + from.size());
+}
+
+Status refuse_dtype(const std::string& file, const StTensor& t) {
+  const std::string who = file + ": tensor " + quoted_text(t.name) + " is " + dtype_name(t.dtype);
+  if (t.dtype == Dtype::F8_E4M3 || t.dtype == Dtype::F8_E5M2)
+    return error::unsupported(who + ", an FP8-quantized weight; the fp8 format plugin reads such checkpoints "
+                                    "(model.format: fp8), this reader only unquantized F32, F16 and BF16 ones");
+  return error::unsupported(who + "; this reader maps unquantized F32, F16 and BF16 weights (packed integer weights "
+                                  "are AWQ or GPTQ checkpoints, read by the awq and gptq format plugins)");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> Model::open(const fs::path& path) {
+  std::error_code ec;
+  const fs::path dir = fs::is_directory(path, ec) ? path : path.parent_path();
+  const fs::path cfg_path = dir / "config.json";
+  if (!fs::exists(cfg_path, ec))
+    return error::not_found(dir.string() + " has no config.json; a Hugging Face model folder needs it to know the "
+                            "architecture (download it with the weights)");
+  auto text = read_text_file(cfg_path, kMaxConfigBytes);
+  if (!text) return text.status();
+  nlohmann::json cfg;
+  try {
+    cfg = nlohmann::json::parse(*text);
+  } catch (const std::exception& e) {
+    return error::corrupt(cfg_path.string() + " is not valid JSON (" + quoted_text(e.what(), 200) +
+                          "); download it again");
+  }
+  if (auto q = quantized_by(cfg))
+    return error::unsupported(dir.string() + " is a quantized checkpoint (config.json has a quantization_config, "
+                              "quant_method " + quoted_text(*q) + "); the " + *q +
+                              " format plugin reads it (model.format: " + *q +
+                              "), not hf, which reads unquantized F32/F16/BF16 checkpoints");
+  auto c = read_config(cfg, cfg_path.string());
+  if (!c) return c.status();
+  auto ck = open_checkpoint(path);
+  if (!ck) return ck.status();
+  std::unique_ptr<Model> m(new Model());
+  m->config_ = std::move(*c);
+  m->ckpt_ = std::move(*ck);
+  if (auto st = m->build(cfg_path.string()); !st) return st;
+  if (auto st = add_folder_metadata(dir, m->config_.md); !st) return st;
+  return m;
+}
+
+Status Model::add(TensorDesc d, Recipe r) {
+  for (const auto& e : descs_)
+    if (e.name == d.name)
+      return error::corrupt("two tensors of the checkpoint map to " + d.name + "; the checkpoint holds one of them twice");
+  descs_.push_back(std::move(d));
+  recipes_.push_back(std::move(r));
+  return Status::ok();
+}
+
+Status Model::build(const std::string& config_file) {
+  struct Stack {
+    size_t desc = 0;
+    std::vector<const Checkpoint::Entry*> parts;
+  };
+  std::map<std::string, Stack> stacks;
+  std::map<std::string, int64_t> skipped;
+  for (const auto& e : ckpt_.tensors) {
+    const StTensor& t = *e.tensor;
+    const std::string file = ckpt_.shards[e.shard]->path().string();
+    const Mapped m = map_name(t.name, config_);
+    if (m.action == Action::skip) {
+      ++skipped[m.name];
+      continue;
+    }
+    if (m.action == Action::unknown)
+      return error::unsupported(file + ": tensor " + quoted_text(t.name) + " is not part of a " + config_.hf_arch +
+                                " language model as this reader knows it, and leaving it out could change the "
+                                "model's output; check that " + config_file + " names the right architecture");
+    const auto type = storage_of(t.dtype);
+    if (!type) return refuse_dtype(file, t);
+    if (t.shape.empty() || t.shape.size() > 3)
+      return error::unsupported(file + ": tensor " + quoted_text(t.name) + " has shape " + shape_text(t.shape) +
+                                "; a weight of this model has 1 to 3 dimensions");
+    const Piece whole{e.shard, t.begin, t.bytes};
+    // Norms, biases and the router become F32 (permuted biases too); matrices keep their type.
+    const bool permuted = m.action == Action::permute_q || m.action == Action::permute_k;
+    const bool widen = (m.action == Action::to_f32 || (permuted && t.shape.size() == 1)) && t.dtype != Dtype::F32;
+    const StorageType out_type = widen ? StorageType::F32 : *type;
+    const uint64_t out_bytes = widen ? elements(t.shape) * 4 : t.bytes;
+    switch (m.action) {
+      case Action::copy:
+      case Action::to_f32:
+        if (auto st = add({m.name, gguf_order(t.shape), out_type, out_bytes}, {{whole}, t.dtype, widen}); !st)
+          return st;
+        break;
+      case Action::permute_q:
+      case Action::permute_k: {
+        // Row h*hd + 2i + j of the result is row h*hd + j*hd/2 + i of the checkpoint: each
+        // head's two rotated halves interleaved into adjacent pairs.
+        const int64_t heads = m.action == Action::permute_q ? config_.n_head : config_.n_head_kv;
+        const int64_t hd = config_.head_dim, rows = t.shape[0];
+        if (rows != heads * hd || hd % 2 != 0)
+          return error::corrupt(file + ": tensor " + quoted_text(t.name) + " has " + std::to_string(rows) +
+                                " rows, but " + config_file + " gives " + std::to_string(heads) + " heads of " +
+                                std::to_string(hd) + "; the config does not belong to these weights");
+        const uint64_t row_bytes = t.bytes / static_cast<uint64_t>(rows);
+        Recipe r{{}, t.dtype, widen, {}};
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t i = 0; i < hd / 2; ++i)
+            for (int64_t j = 0; j < 2; ++j)
+              r.pieces.push_back({e.shard, t.begin + static_cast<uint64_t>(h * hd + j * (hd / 2) + i) * row_bytes, row_bytes});
+        if (auto st = add({m.name, gguf_order(t.shape), out_type, out_bytes}, std::move(r)); !st) return st;
+        break;
+      }
+      case Action::expert: {
+        if (m.expert >= config_.n_expert)
+          return error::corrupt(file + ": tensor " + quoted_text(t.name) + " belongs to expert " +
+                                std::to_string(m.expert) + ", but " + config_file + " gives " +
+                                std::to_string(config_.n_expert) + " experts; the config does not belong to these weights");
+        auto [it, fresh] = stacks.try_emplace(m.name);
+        if (fresh) {
+          it->second.desc = descs_.size();
+          it->second.parts.assign(static_cast<size_t>(config_.n_expert), nullptr);
+          if (auto st = add({m.name, {}, *type, 0}, {}); !st) return st;  // filled in below, in this position
+        }
+        auto& slot = it->second.parts[static_cast<size_t>(m.expert)];
+        if (slot) return error::corrupt(file + ": two tensors map to expert " + std::to_string(m.expert) + " of " + m.name);
+        slot = &e;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  for (auto& [name, s] : stacks) {
+    const Checkpoint::Entry* first = nullptr;
+    int64_t first_e = 0;
+    for (size_t k = 0; k < s.parts.size() && !first; ++k)
+      if (s.parts[k]) first = s.parts[k], first_e = static_cast<int64_t>(k);
+    const StTensor& f = *first->tensor;
+    Recipe r{{}, f.dtype, false, {}};
+    for (size_t k = 0; k < s.parts.size(); ++k) {
+      const auto* p = s.parts[k];
+      if (!p)
+        return error::corrupt("the checkpoint in " + ckpt_.dir.string() + " lacks expert " + std::to_string(k) +
+                              " of " + name + " (" + quoted_text(expert_name(f.name, first_e, static_cast<int64_t>(k))) +
+                              "), while " + config_file + " gives " + std::to_string(config_.n_expert) +
+                              " experts; the download is incomplete");
+      if (p->tensor->dtype != f.dtype || p->tensor->shape != f.shape)
+        return error::corrupt(quoted_text(p->tensor->name) + " is " + dtype_name(p->tensor->dtype) + " " +
+                              shape_text(p->tensor->shape) + " but " + quoted_text(f.name) + " is " +
+                              dtype_name(f.dtype) + " " + shape_text(f.shape) +
+                              "; the experts of one layer must share type and shape");
+      r.pieces.push_back({p->shard, p->tensor->begin, p->tensor->bytes});
+    }
+    auto& d = descs_[s.desc];
+    d.shape = gguf_order(f.shape);
+    d.shape.push_back(config_.n_expert);
+    d.bytes = f.bytes * static_cast<uint64_t>(config_.n_expert);
+    recipes_[s.desc] = std::move(r);
+  }
+  if (!config_.rope_freqs.empty()) {
+    Recipe r;
+    r.owned.resize(config_.rope_freqs.size() * sizeof(float));
+    std::memcpy(r.owned.data(), config_.rope_freqs.data(), r.owned.size());
+    const auto n = static_cast<int64_t>(config_.rope_freqs.size());
+    const uint64_t bytes = r.owned.size();  // before r is moved from
+    if (auto st = add({"rope_freqs.weight", {n}, StorageType::F32, bytes}, std::move(r)); !st) return st;
+  }
+  if (!skipped.empty()) {
+    std::string note;
+    for (const auto& [what, n] : skipped)
+      note += (note.empty() ? "" : ", ") + std::to_string(n) + " " + what + " tensor" + (n == 1 ? "" : "s");
+    config_.md.set("general.source.skipped", note + " not loaded (the engine runs the language model only)");
+  }
+  return Status::ok();
+}
+
+Result<std::span<const std::byte>> Model::view(size_t index) const noexcept {
+  if (index >= descs_.size()) return error::invalid_argument("no tensor with index " + std::to_string(index));
+  const Recipe& r = recipes_[index];
+  if (!r.owned.empty()) return std::span<const std::byte>(r.owned);
+  if (r.to_f32 || r.pieces.size() != 1)
+    return error::unsupported("tensor " + descs_[index].name + " is assembled from the checkpoint (" +
+                              (r.to_f32 ? std::string("converted to F32") : std::to_string(r.pieces.size()) + " pieces") +
+                              "), so it cannot be mapped; read() copies it");
+  const Piece& p = r.pieces.front();
+  const auto bytes = ckpt_.shards[p.shard]->bytes().subspan(static_cast<size_t>(p.begin), static_cast<size_t>(p.bytes));
+  // Kernels read elements through typed pointers: a misaligned one is copied instead.
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % dtype_size(r.src) != 0)
+    return error::unsupported("tensor " + descs_[index].name + " is not aligned to its element size in the file; "
+                              "read() copies it");
+  return bytes;
+}
+
+Status Model::read(size_t index, uint64_t offset, std::span<std::byte> out) const noexcept {
+  if (index >= descs_.size()) return error::invalid_argument("no tensor with index " + std::to_string(index));
+  const TensorDesc& d = descs_[index];
+  if (offset > d.bytes || out.size() > d.bytes - offset)
+    return error::invalid_argument("read of " + std::to_string(out.size()) + " bytes at offset " +
+                                   std::to_string(offset) + " is outside tensor '" + d.name + "'");
+  const Recipe& r = recipes_[index];
+  if (!r.owned.empty()) {
+    std::memcpy(out.data(), r.owned.data() + offset, out.size());
+    return Status::ok();
+  }
+  // Copies source bytes [from, from + n) of the recipe, walking its pieces.
+  const auto copy_source = [&](uint64_t from, std::byte* dst, uint64_t n) {
+    for (const Piece& p : r.pieces) {
+      if (n == 0) break;
+      if (from >= p.bytes) {
+        from -= p.bytes;
+        continue;
+      }
+      const uint64_t take = std::min(n, p.bytes - from);
+      std::memcpy(dst, ckpt_.shards[p.shard]->bytes().data() + p.begin + from, static_cast<size_t>(take));
+      dst += take, n -= take, from = 0;
+    }
+  };
+  if (!r.to_f32) {
+    copy_source(offset, out.data(), out.size());
+    return Status::ok();
+  }
+  try {
+    const uint64_t es = dtype_size(r.src);
+    const uint64_t e0 = offset / 4, e1 = (offset + out.size() + 3) / 4;
+    std::vector<std::byte> src(static_cast<size_t>((e1 - e0) * es));
+    copy_source(e0 * es, src.data(), src.size());
+    std::vector<float> f(static_cast<size_t>(e1 - e0));
+    for (size_t k = 0; k < f.size(); ++k) {
+      uint16_t h;
+      std::memcpy(&h, src.data() + k * es, 2);
+      f[k] = r.src == Dtype::BF16 ? bf16_to_fp32(h) : fp16_to_fp32(h);
+    }
+    std::memcpy(out.data(), reinterpret_cast<const std::byte*>(f.data()) + (offset - e0 * 4), out.size());
+  } catch (const std::bad_alloc&) {
+    return error::out_of_memory("converting tensor " + d.name + " to F32 ran out of memory");
+  }
+  return Status::ok();
+}
+
+}  // namespace sy::hf

@@ -1,0 +1,53 @@
+// A Hugging Face model folder (config.json + safetensors, one file or shards) as one
+// ModelSource with canonical tensor names. Most tensors are zero-copy views of the mapped
+// files; the few that need their bytes changed (stacked per-expert matrices, llama's q/k row
+// order, norms and the router as F32) are assembled by read(), and view() says so.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint.hpp"
+#include "config.hpp"
+#include "switchyard/format.hpp"
+
+namespace sy::hf {
+
+class Model final : public ModelSource {
+ public:
+  /// Opens a folder, or the folder of a .safetensors file.
+  static Result<std::unique_ptr<Model>> open(const std::filesystem::path& path);
+
+  const Metadata& metadata() const noexcept override { return config_.md; }
+  std::span<const TensorDesc> tensors() const noexcept override { return descs_; }
+  Result<std::span<const std::byte>> view(size_t index) const noexcept override;
+  Status read(size_t index, uint64_t offset, std::span<std::byte> out) const noexcept override;
+
+  /// The checkpoint's files (for `inspect` and tests).
+  [[nodiscard]] const Checkpoint& checkpoint() const { return ckpt_; }
+
+  /// Source bytes of a canonical tensor, in its element order: contiguous ranges of one shard.
+  struct Piece {
+    uint32_t shard = 0;
+    uint64_t begin = 0, bytes = 0;
+  };
+  struct Recipe {
+    std::vector<Piece> pieces;
+    Dtype src = Dtype::F32;
+    bool to_f32 = false;           ///< each source element becomes an F32
+    std::vector<std::byte> owned;  ///< data computed at open (rope_freqs.weight) instead of pieces
+  };
+
+ private:
+  Status add(TensorDesc d, Recipe r);
+  Status build(const std::string& config_file);
+
+  Checkpoint ckpt_;
+  HfConfig config_;
+  std::vector<TensorDesc> descs_;
+  std::vector<Recipe> recipes_;
+};
+
+}  // namespace sy::hf

@@ -1,0 +1,30 @@
+// Hugging Face tensor names -> the canonical (GGUF / llama.cpp) names the engine reads, with
+// what must happen to the data on the way (llama.cpp's convert_hf_to_gguf.py does the same).
+#pragma once
+
+#include <string>
+
+#include "config.hpp"
+
+namespace sy::hf {
+
+enum class Action {
+  copy,       ///< the bytes as they are: a zero-copy view
+  to_f32,     ///< converted to F32: norms, biases and the router, which the engine reads as F32
+  permute_q,  ///< llama's q rows reordered from half-split rotary pairs to adjacent pairs
+  permute_k,  ///< the same for k (with the KV head count)
+  expert,     ///< one expert's matrix, stacked with the others into one [E, ...] tensor
+  skip,       ///< not part of the language model (vision tower, multi-token prediction)
+  unknown,    ///< a tensor the mapping does not know
+};
+
+struct Mapped {
+  Action action = Action::unknown;
+  std::string name;     ///< canonical name (for skip: what was skipped, for the note)
+  int64_t expert = -1;  ///< Action::expert: its index
+};
+
+/// Where an HF tensor goes. `c` gives the architecture and the text model's prefix.
+Mapped map_name(const std::string& hf_name, const HfConfig& c);
+
+}  // namespace sy::hf

@@ -1,0 +1,16 @@
+// How well the hf reader fits a path, without opening any weights: a folder holding
+// config.json and safetensors (or a .safetensors file) scores high, a quantized checkpoint
+// low (its own plugin should win; if none is installed, open() says which one to get).
+#pragma once
+
+#include <filesystem>
+
+namespace sy::hf {
+
+inline constexpr int kProbeUnquantized = 90;
+inline constexpr int kProbeQuantized = 5;
+
+/// 0 .. 100; reads at most config.json and the first bytes of one file. Never throws.
+int probe_path(const std::filesystem::path& path) noexcept;
+
+}  // namespace sy::hf
