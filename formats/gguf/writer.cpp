@@ -110,9 +110,12 @@ Status Writer::write(const std::filesystem::path& path) const {
     if (!names.insert(t.desc.name).second) return error::invalid_argument("tensor '" + t.desc.name + "' is given twice");
     if (t.desc.shape.size() > static_cast<size_t>(kMaxDims))
       return error::invalid_argument("tensor '" + t.desc.name + "' has more than 4 dimensions");
-    const auto& info = storage_type_info(t.desc.type);
-    if (!info.in_gguf)
-      return error::invalid_argument("tensor '" + t.desc.name + "' has type " + std::string(info.name) +
+    const auto* info = storage_type_info(static_cast<uint32_t>(t.desc.type));
+    if (!info)
+      return error::invalid_argument("tensor '" + t.desc.name + "' has storage type id " +
+                                     std::to_string(static_cast<uint32_t>(t.desc.type)) + ", which is not registered");
+    if (!info->in_gguf)
+      return error::invalid_argument("tensor '" + t.desc.name + "' has type " + std::string(info->name) +
                                      ", which GGUF cannot store; convert it to a GGUF type first");
     const auto bytes = tensor_bytes(t.desc.type, t.desc.shape);
     if (!bytes || *bytes != t.desc.bytes)

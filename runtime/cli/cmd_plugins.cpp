@@ -9,8 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/json_text.hpp"
 #include "registry/registry.hpp"
-#include "switchyard/quant.hpp"
-#include "switchyard/types.hpp"
+#include "types/type_registry.hpp"
 #include "util/bytes.hpp"
 
 namespace sy::cli {
@@ -101,22 +100,24 @@ json type_json(const std::string& plugin, const registry::StorageTypeManifest& t
 // The runtime's own types, registered under "gguf" and "core" before any plugin loads.
 json builtin_types_json() {
   json all = json::array();
-  for (const auto* t : storage_types()) {
-    const auto provider = storage_type_provider(t->type);
-    if (provider != "gguf" && provider != "core") continue;
-    all.push_back({{"name", std::string(t->name)}, {"id", static_cast<uint32_t>(t->type)},
-                   {"provider", std::string(provider)}, {"block_size", t->block_size}, {"block_bytes", t->block_bytes},
-                   {"dequantize", can_dequantize(t->type)}, {"quantize", can_quantize(t->type)}});
+  const auto& reg = types::TypeRegistry::process();
+  for (size_t i = 0; i < reg.size(); ++i) {
+    const auto* e = reg.at(i);
+    if (!e->builtin) continue;
+    all.push_back({{"name", e->name}, {"id", static_cast<uint32_t>(e->info.type)}, {"provider", e->provider},
+                   {"block_size", e->info.block_size}, {"block_bytes", e->info.block_bytes},
+                   {"dequantize", e->desc.dequantize_row != nullptr}, {"quantize", e->desc.quantize_row != nullptr}});
   }
   return all;
 }
 
 void print_builtin_types() {
   std::cout << "\nBuilt-in storage types:\n";
+  const auto& reg = types::TypeRegistry::process();
   for (const char* provider : {"gguf", "core"}) {
     std::string line = std::string("  ") + provider + ":";
-    for (const auto* t : storage_types())
-      if (storage_type_provider(t->type) == provider) line += " " + std::string(t->name);
+    for (size_t i = 0; i < reg.size(); ++i)
+      if (const auto* e = reg.at(i); e->builtin && e->provider == provider) line += " " + e->name;
     std::cout << line << "\n";
   }
 }

@@ -14,6 +14,7 @@ Result<OpenedSource> open_source(registry::Registry& reg, const std::filesystem:
     if (!choice) return choice.status();
     name = reg.manifest(*choice->component).name;
   }
+  reg.load_type_providers();
   OpenedSource o;
   o.format_name = name;
   auto fmt = reg.create_format(name, {});
@@ -39,6 +40,10 @@ Status check_tensors(const ModelSource& src, const std::string& format, const st
       return error::corrupt(path.string() + ": the " + format + " format gave tensor '" + t.name + "' storage type id " +
                             std::to_string(id) + ", which no plugin has registered; the format plugin must register its "
                             "types (SWITCHYARD_STORAGE_TYPES) or is out of date");
+    if (!t.shape.empty() && (t.shape[0] < 0 || t.shape[0] % info->block_size != 0))
+      return error::corrupt(path.string() + ": the " + format + " format gave tensor '" + t.name + "' rows of " +
+                            std::to_string(t.shape[0]) + " elements, not a whole number of " + std::string(info->name) +
+                            " blocks (" + std::to_string(info->block_size) + " elements); the format plugin is inconsistent");
     const auto bytes = tensor_bytes(t.type, t.shape);
     if (!bytes || *bytes != t.bytes)
       return error::corrupt(path.string() + ": the " + format + " format gave tensor '" + t.name + "' " +

@@ -1,5 +1,7 @@
 #include "registry/manifest.hpp"
 
+#include "types/table.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <regex>
@@ -161,9 +163,11 @@ Manifest manifest_from_descriptor(const PluginDescriptor& d, const std::string& 
   m.summary = d.summary;
   for (const auto& c : d.components)
     m.components.push_back({c.kind, c.name, c.version, c.rank, c.summary, c.cpu_features, c.params, c.traits});
-  if (types)
-    for (uint32_t i = 0; i < types->count && types->types; ++i) {
-      const auto& t = types->types[i];
+  // A table that cannot be read safely lists nothing here; loading the plugin then fails
+  // with the reason (types::TypeRegistry::add).
+  if (types && !types::table_problem(*types))
+    for (uint32_t i = 0; i < types->count; ++i) {
+      const auto& t = types::table_entry(*types, i);
       m.storage_types.push_back({t.name ? t.name : "", t.block_size, t.block_bytes, t.group_size,
                                  (t.flags & kStorageQuantized) != 0, t.quantize_row != nullptr,
                                  t.repack_to ? t.repack_to : ""});
@@ -316,9 +320,13 @@ std::optional<std::string> manifest_difference(const Manifest& a, const Manifest
     if (!find(b, c)) return "the manifest lists " + label(c) + " but the library does not provide it";
   for (const auto& c : b.components)
     if (!find(a, c)) return "the library provides " + label(c) + " but the manifest does not list it";
-  if (a.storage_types != b.storage_types)
-    return "storage types: the manifest lists " + std::to_string(a.storage_types.size()) + " and the library " +
-           std::to_string(b.storage_types.size()) + (a.storage_types.size() == b.storage_types.size() ? ", which differ" : "");
+  if (a.storage_types.size() != b.storage_types.size())
+    return "the manifest lists " + std::to_string(a.storage_types.size()) + " storage types and the library declares " +
+           std::to_string(b.storage_types.size());
+  for (size_t i = 0; i < a.storage_types.size(); ++i)
+    if (a.storage_types[i] != b.storage_types[i])
+      return "storage type " + std::to_string(i) + " is '" + a.storage_types[i].name + "' in the manifest and '" +
+             b.storage_types[i].name + "' in the library, or differs in its geometry, quantizer or repack target";
   const auto ja = manifest_to_json(a)["components"];
   const auto jb = manifest_to_json(b)["components"];
   for (const auto& ca : ja) {

@@ -93,7 +93,8 @@ void Registry::consider(const fs::path& lib, const std::string& origin) {
     return;
   }
   plugins_.push_back(std::move(rec));
-  loaded_.push_back(std::move(already_loaded));
+  loaded_.push_back(nullptr);
+  opened_.push_back(std::move(already_loaded));
   index(plugins_.size() - 1);
 }
 
@@ -216,7 +217,9 @@ Status Registry::load(size_t pi) {
   if (loaded_[pi]) return Status::ok();
   if (!load_errors_[pi].is_ok()) return load_errors_[pi];
   const auto& rec = plugins_[pi];
-  auto lib = Library::open(rec.library);
+  // A library without a manifest was opened to list it; it is adopted by the same steps.
+  Result<std::shared_ptr<Library>> lib = opened_[pi] ? Result<std::shared_ptr<Library>>(std::move(opened_[pi]))
+                                                     : Library::open(rec.library);
   if (!lib) return load_errors_[pi] = lib.status();
   const auto& d = lib.value()->descriptor();
   if (auto why = abi_incompatibility(d.abi_major, d.abi_minor, d.abi_tag))
@@ -235,6 +238,11 @@ Status Registry::load(size_t pi) {
   log::get("registry")->debug("loaded plugin '{}' from {}", d.name, rec.library.string());
   loaded_[pi] = std::move(lib.value());
   return Status::ok();
+}
+
+void Registry::load_type_providers() {
+  for (size_t i = 0; i < plugins_.size(); ++i)
+    if (!plugins_[i].manifest.storage_types.empty()) (void)load(i);
 }
 
 Result<Owned<Component>> Registry::create(ComponentKind kind, std::string_view name, const ParamMap& params) {

@@ -93,6 +93,12 @@ class Registry {
   /// True when plugin i has been loaded.
   [[nodiscard]] bool is_loaded(size_t plugin_index) const;
 
+  /// Loads every plugin whose manifest lists storage types, so a model's tensors may use
+  /// any installed plugin's types (a format reading another plugin's layout). Plugins that
+  /// fail to load are skipped here; their error comes back when one of their components is
+  /// created.
+  void load_type_providers();
+
   /// Creates a component from already-validated parameters, loading its library first.
   Result<Owned<Component>> create(ComponentKind kind, std::string_view name, const ParamMap& params);
   Result<Owned<WeightFormat>> create_format(std::string_view name, const ParamMap& params);
@@ -114,6 +120,7 @@ class Registry {
 
   mutable std::mutex load_mutex_;
   std::vector<std::shared_ptr<Library>> loaded_;  ///< parallel to plugins_, null until loaded
+  std::vector<std::shared_ptr<Library>> opened_;  ///< opened to read a missing manifest, not yet loaded
   std::vector<Status> load_errors_;               ///< parallel to plugins_
 };
 

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "types/builtin_types.hpp"
+#include "types/table.hpp"
 
 namespace sy::types {
 namespace {
@@ -22,29 +23,18 @@ bool valid_name(std::string_view n) {
          std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-// The fields a table written against ABI 3.1 holds; a later, longer struct is read up to them.
-constexpr size_t kMinDescSize = offsetof(StorageTypeDesc, dot) + sizeof(DotRowFn);
-
-// Entry i of a table. A plugin built against a later minor may declare a longer struct: the
-// array's stride is its struct_size, and only the fields known here are read.
-const StorageTypeDesc& nth(const StorageTypeTable& t, uint32_t i) {
-  const size_t stride = std::max<size_t>(t.types[0].struct_size, kMinDescSize);
-  return *reinterpret_cast<const StorageTypeDesc*>(reinterpret_cast<const std::byte*>(t.types) + i * stride);
-}
-
-bool same_desc(const StorageTypeDesc& a, const StorageTypeDesc& b) {
-  const auto str = [](const char* p) { return std::string_view(p ? p : ""); };
-  return str(a.name) == str(b.name) && a.block_size == b.block_size && a.block_bytes == b.block_bytes &&
-         a.group_size == b.group_size && a.flags == b.flags && str(a.repack_to) == str(b.repack_to) &&
-         (a.quantize_row == nullptr) == (b.quantize_row == nullptr);
-}
 
 }  // namespace
 
-bool TypeRegistry::same_types(const std::vector<StorageTypeDesc>& had, const StorageTypeTable& table) {
+TypeRegistry::Declared TypeRegistry::declared(const StorageTypeDesc& d) {
+  return {d.name ? d.name : "", d.repack_to ? d.repack_to : "", d.block_size, d.block_bytes, d.group_size, d.flags,
+          d.quantize_row != nullptr};
+}
+
+bool TypeRegistry::same_types(const std::vector<Declared>& had, const StorageTypeTable& table) {
   if (had.size() != table.count) return false;
   for (uint32_t i = 0; i < table.count; ++i)
-    if (nth(table, i).struct_size < kMinDescSize || !same_desc(had[i], nth(table, i))) return false;
+    if (!(had[i] == declared(table_entry(table, i)))) return false;
   return true;
 }
 
@@ -65,6 +55,7 @@ Entry& TypeRegistry::emplace(uint32_t id, const std::string& provider, const Sto
   Entry& e = entries_.emplace_back();
   e.bare = d.name;
   e.provider = provider;
+  e.builtin = builtin;
   e.name = builtin ? e.bare : provider + "." + e.bare;
   e.desc = d;
   e.desc.struct_size = sizeof(StorageTypeDesc);
@@ -84,8 +75,7 @@ Entry& TypeRegistry::emplace(uint32_t id, const std::string& provider, const Sto
 
 Status TypeRegistry::add(const std::string& provider, const StorageTypeTable& table, std::shared_ptr<const void> keep_alive) {
   const std::string who = "plugin '" + provider + "'";
-  if (table.struct_size < sizeof(StorageTypeTable) || (table.count > 0 && table.types == nullptr))
-    return error::invalid_argument(who + " exports a malformed storage-type table; rebuild it against this SDK");
+  if (auto problem = table_problem(table)) return error::invalid_argument(who + " " + *problem);
   std::unique_lock lock(mu_);
   // The same plugin again (another registry, or a copy of the library elsewhere on the
   // search path) keeps the types registered first, when it declares the same ones.
@@ -98,10 +88,7 @@ Status TypeRegistry::add(const std::string& provider, const StorageTypeTable& ta
   std::vector<StorageTypeDesc> descs;
   std::vector<std::string> seen;
   for (uint32_t i = 0; i < table.count; ++i) {
-    const auto& given = nth(table, i);
-    if (given.struct_size < kMinDescSize)
-      return error::invalid_argument(who + ": storage type " + std::to_string(i) + " has struct_size " +
-                                     std::to_string(given.struct_size) + "; rebuild the plugin against this SDK");
+    const auto& given = table_entry(table, i);
     StorageTypeDesc d;
     std::memcpy(&d, &given, std::min<size_t>(given.struct_size, sizeof(StorageTypeDesc)));
     const std::string name = d.name ? d.name : "";
@@ -114,8 +101,10 @@ Status TypeRegistry::add(const std::string& provider, const StorageTypeTable& ta
     for (uint32_t id = 0; id < kFastIds; ++id)
       if (fast_[id] && upper(fast_[id]->name) == upper(name))
         return error::invalid_argument(at + " takes the name of a built-in type; choose another name");
-    if (d.block_size == 0 || d.block_bytes == 0)
-      return error::invalid_argument(at + " needs a block_size and block_bytes above 0");
+    // The generic kernel and the loader size buffers by blocks: bounded, so a wrong table
+    // cannot ask for gigabytes.
+    if (d.block_size == 0 || d.block_bytes == 0 || d.block_size > 65536 || d.block_bytes > (1u << 20))
+      return error::invalid_argument(at + " needs a block_size of 1-65536 elements and block_bytes of 1-1048576");
     if (d.group_size != 0 && d.block_size % d.group_size != 0)
       return error::invalid_argument(at + ": its block of " + std::to_string(d.block_size) +
                                      " elements is not a whole number of groups of " + std::to_string(d.group_size));
@@ -144,7 +133,9 @@ Status TypeRegistry::add(const std::string& provider, const StorageTypeTable& ta
       e.desc.repack_to = e.repack_to.c_str();
     }
   }
-  tables_.emplace(provider, descs);
+  std::vector<Declared> kept;
+  for (const auto& d : descs) kept.push_back(declared(d));
+  tables_.emplace(provider, std::move(kept));
   if (keep_alive) keep_.push_back(std::move(keep_alive));
   return Status::ok();
 }

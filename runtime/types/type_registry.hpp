@@ -31,6 +31,7 @@ struct Entry {
   std::string provider;       ///< "gguf", "core" or the plugin's name
   std::string repack_to;      ///< canonical name of the repack target, or empty
   StorageType repack_type{};  ///< its id, when repack_to is set
+  bool builtin = false;       ///< the runtime's own type (provider "gguf" or "core")
 };
 
 class TypeRegistry {
@@ -57,7 +58,6 @@ class TypeRegistry {
   [[nodiscard]] const Entry* at(size_t i) const noexcept;
 
  private:
-  static bool same_types(const std::vector<StorageTypeDesc>& had, const StorageTypeTable& table);
   const Entry* find_name(std::string_view name, std::vector<const Entry*>* ambiguous) const;  // mu_ held
   Entry& emplace(uint32_t id, const std::string& provider, const StorageTypeDesc& d, bool in_gguf, bool builtin);
 
@@ -68,7 +68,16 @@ class TypeRegistry {
   std::deque<Entry> entries_;
   std::map<uint32_t, const Entry*> ids_;
   std::multimap<std::string, const Entry*, std::less<>> names_;  ///< upper-cased bare and canonical names
-  std::map<std::string, std::vector<StorageTypeDesc>, std::less<>> tables_;  ///< provider -> its declared types
+  /// What a provider declared, kept as owned values (its library's strings are not ours).
+  struct Declared {
+    std::string name, repack_to;
+    uint32_t block_size, block_bytes, group_size, flags;
+    bool quantize;
+    bool operator==(const Declared&) const = default;
+  };
+  static Declared declared(const StorageTypeDesc& d);
+  static bool same_types(const std::vector<Declared>& had, const StorageTypeTable& table);
+  std::map<std::string, std::vector<Declared>, std::less<>> tables_;  ///< provider -> its declared types
   std::vector<std::shared_ptr<const void>> keep_;
   uint32_t next_id_ = kFirstPluginId;
 };

@@ -50,7 +50,7 @@ const sy::StorageTypeTable* toy_types() noexcept {
   return &t;
 }
 
-// One TOY8 tensor of 2 rows x 64: codes j - 32 of block b, scale 0.5 * (b + 1).
+// One TOY8 tensor of 2 rows x 64: codes j - 16 of block b, scale 0.5 * (b + 1).
 class ToySource final : public sy::ModelSource {
  public:
   explicit ToySource(sy::StorageType type) {

@@ -107,7 +107,8 @@ TEST_CASE("a malformed type table is refused whole, naming the type and the fix"
   refused({desc("OK"), desc(nullptr)}, "needs a name");
   refused({desc("Q4_K")}, "takes the name of a built-in type");
   refused({desc("W"), desc("w")}, "is declared twice");
-  refused({desc("W", 0, 4)}, "needs a block_size and block_bytes above 0");
+  refused({desc("W", 0, 4)}, "needs a block_size of 1-65536 elements and block_bytes of 1-1048576");
+  refused({desc("W", 1u << 20, 4)}, "needs a block_size of 1-65536 elements");
   auto no_deq = desc("W");
   no_deq.dequantize_row = nullptr;
   refused({no_deq}, "has no dequantize_row");
@@ -182,4 +183,32 @@ TEST_CASE("a plugin's type reaches the runtime and, through the host services, t
   REQUIRE(sy::dequantize_row(t.type, bytes->data(), a.data(), 128));
   REQUIRE(sy::dequantize_row(StorageType::Q8_0, q8.data(), b.data(), 128));
   CHECK(a == b);
+}
+
+TEST_CASE("a plugin without a manifest file registers its types and is attached when it loads", "[types][registry]") {
+  sy::test::TempDir dir;
+  const auto lib = std::filesystem::path(SY_TEST_PLUGIN_DIR) / "libsytest-toy_type.so";
+  std::filesystem::copy_file(lib, dir / lib.filename().string());  // the library alone
+  sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{dir.path(), "test"}});
+  REQUIRE(reg.plugins().size() == 1);
+  CHECK_FALSE(reg.plugins()[0].has_manifest_file);
+  CHECK(reg.plugins()[0].manifest.storage_types.size() == 1);  // read from the opened library
+  sy::test::write_file(dir / "weights.toy", "");
+  auto opened = sy::model::open_source(reg, dir / "weights.toy", "test_toy");
+  REQUIRE(opened);  // the plugin found its own type through the host services
+  CHECK(sy::storage_type_name(opened->source->tensors()[0].type) == "test-toy.TOY8");
+}
+
+TEST_CASE("a type table whose sizes cannot be read safely is refused before any entry is read", "[types]") {
+  TypeRegistry r;
+  std::vector<StorageTypeDesc> v{desc("A"), desc("B")};
+  StorageTypeTable t = table(v);
+  t.count = 5000;
+  CHECK(r.add("big", t, nullptr).message() == "plugin 'big' declares 5000 storage types, more than 4096");
+  t = table(v);
+  v[1].struct_size = sizeof(StorageTypeDesc) + 8;
+  CHECK(r.add("mixed", t, nullptr).message().find("another struct_size than the first") != std::string::npos);
+  v[1].struct_size = sizeof(StorageTypeDesc);
+  v[0].struct_size = 4096;
+  CHECK(r.add("huge", t, nullptr).message().find("struct_size 4096") != std::string::npos);
 }

@@ -113,7 +113,7 @@ void dot_cached(benchmark::State& state, StorageType type) {
   kern.quantize_act(k, row.data(), act.data());
   float sink = 0;
   for (auto _ : state) {
-    for (int64_t r = 0; r < rows; ++r) sink += kern.dot(k, w.data() + static_cast<size_t>(r) * row_bytes, act.data());
+    for (int64_t r = 0; r < rows; ++r) sink += row_dot(kern, k, w.data() + static_cast<size_t>(r) * row_bytes, act.data());
     benchmark::DoNotOptimize(sink);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));

@@ -133,7 +133,7 @@ Status attention(const AttentionArgs& a, Isa isa, ThreadPool& pool, AttentionScr
           float* s = sc.s.data();
           float tile_max = -INFINITY;
           for (int64_t p = t0; p < t1; ++p) {
-            s[p - t0] = c.kdot.dot(a.k.dim, c.krow(p, kvh), qa) * a.scale;
+            s[p - t0] = row_dot(c.kdot, a.k.dim, c.krow(p, kvh), qa) * a.scale;
             tile_max = std::max(tile_max, s[p - t0]);
           }
           // Online softmax: rescale what was accumulated when the running maximum grows.
@@ -176,7 +176,7 @@ Status attention_reference(const AttentionArgs& a) {
       std::vector<double> s(static_cast<size_t>(n));
       double mx = -INFINITY, sum = 0;
       for (int64_t p = 0; p < n; ++p) {
-        s[static_cast<size_t>(p)] = static_cast<double>(c.kdot.dot(a.k.dim, c.krow(p, kvh), qa.data())) * a.scale;
+        s[static_cast<size_t>(p)] = static_cast<double>(row_dot(c.kdot, a.k.dim, c.krow(p, kvh), qa.data())) * a.scale;
         mx = std::max(mx, s[static_cast<size_t>(p)]);
       }
       for (auto& v : s) sum += v = std::exp(v - mx);

@@ -52,11 +52,12 @@ struct StorageTypeDesc {
   uint32_t flags = 0;        ///< kStorageQuantized
   DequantizeRowFn dequantize_row = nullptr;
   QuantizeRowFn quantize_row = nullptr;  ///< optional
-  /// Optional: a registered type that backends compute natively ("I4_G128", "gguf.Q8_0")
-  /// and `repack` converting rows into it, at the same number of elements per row.
+  /// Optional: a registered type that backends compute natively ("I4_G128", "Q8_0", or
+  /// one declared earlier in the same table) and `repack` converting rows into it, at the
+  /// same number of elements per row.
   const char* repack_to = nullptr;
   RepackRowsFn repack = nullptr;
-  DotRowFn dot = nullptr;  ///< optional reference dot; the registry derives one otherwise
+  DotRowFn dot = nullptr;  ///< optional reference dot (tests dequantize and dot in f64 without one)
 };
 
 /// The types one plugin brings.
