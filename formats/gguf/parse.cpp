@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "quoted.hpp"
 #include "switchyard/utf8.hpp"
 
 namespace sy::gguf {
@@ -17,24 +18,7 @@ struct ParseError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A name for a message: at most 80 bytes (cut at a character boundary), with bytes that are
-// not UTF-8 and control characters written as \xNN, so the message itself is always text.
-std::string quoted(const std::string& s) {
-  size_t n = std::min<size_t>(s.size(), 80);
-  for (int back = 0; back < 3 && n > 0 && n < s.size() && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80; ++back) --n;
-  std::string out = "'";
-  for (unsigned char c : escape_invalid_utf8(std::string_view(s).substr(0, n))) {
-    if (c < 0x20 || c == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + (n < s.size() ? "...'" : "'");
-}
+std::string quoted(const std::string& s) { return quoted_text(s, 80); }
 
 class Cursor {
  public:

@@ -1,11 +1,10 @@
-// Names from a file, fit for a message: quoted, cut at a character boundary, with control
-// characters and bytes that are not UTF-8 written as \xNN, so a message is always text.
+// Names from a file, fit for a message: the gguf reader's quoting (quoted.hpp), shared.
 #pragma once
 
-#include <string>
+#include "quoted.hpp"
 
 namespace sy::hf {
 
-std::string quoted_text(const std::string& s, size_t max_bytes = 80);
+using gguf::quoted_text;
 
 }  // namespace sy::hf

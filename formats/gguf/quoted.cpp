@@ -1,11 +1,11 @@
-#include "names_text.hpp"
+#include "quoted.hpp"
 
 #include <algorithm>
 #include <string_view>
 
 #include "switchyard/utf8.hpp"
 
-namespace sy::hf {
+namespace sy::gguf {
 
 std::string quoted_text(const std::string& s, size_t max_bytes) {
   size_t n = std::min(s.size(), max_bytes);
@@ -24,4 +24,4 @@ std::string quoted_text(const std::string& s, size_t max_bytes) {
   return out + (n < s.size() ? "...'" : "'");
 }
 
-}  // namespace sy::hf
+}  // namespace sy::gguf
