@@ -112,13 +112,13 @@ class DeepSeek2 final : public Architecture {
     auto& g = c.g;
     const int64_t n = c.in.n_tokens, nh = hp_.n_head, rank = hp_.kv_lora_rank;
     const int64_t rot = hp_.n_rot, nope = hp_.head_dim_k_mla - rot, dq = hp_.head_dim_k_mla;
-    const TensorId q = w.q_a ? g.matmul(c.w(w.q_b), g.norm(g.matmul(c.w(w.q_a), x), c.w(w.q_a_norm), hp_.eps))
-                             : g.matmul(c.w(w.q), x);
+    const TensorId q = w.q_a ? c.linear(w.q_b, g.norm(c.linear(w.q_a, x), c.w(w.q_a_norm), hp_.eps))
+                             : c.linear(w.q, x);
     // Per head [q_nope | q_pe].
     const TensorId q_nope = g.copy(g.view(q, {nope, nh, n}, {dq * 4, dq * nh * 4}, 0));
     const TensorId q_pe = rope(c, g.view(q, {rot, nh, n}, {dq * 4, dq * nh * 4}, static_cast<size_t>(nope * 4)), 0);
     // [c | k_pe] per token; c normalised, k_pe rotated (one for all heads).
-    const TensorId kv = g.matmul(c.w(w.kv_a), x);
+    const TensorId kv = c.linear(w.kv_a, x);
     const TensorId lat = g.norm(g.view(kv, {rank, n}, {(rank + rot) * 4}, 0), c.w(w.kv_a_norm), hp_.eps);
     const TensorId k_pe =
         rope(c, g.view(kv, {rot, 1, n}, {(rank + rot) * 4, (rank + rot) * 4}, static_cast<size_t>(rank * 4)), 0);
@@ -135,7 +135,7 @@ class DeepSeek2 final : public Architecture {
     g.op(OpKind::attention, o, {q_full, kc, vc, c.positions, c.seq_rows, c.tables},
          {static_cast<int32_t>(c.in.block_size)}, {1.0f / std::sqrt(static_cast<float>(dq))});
     const TensorId v = g.matmul_id(c.w(w.v_b), o, heads);  // [v_dim, nh, n]
-    return g.matmul(c.w(w.o), g.reshape(v, hp_.head_dim_v_mla * nh, n));
+    return c.linear(w.o, g.reshape(v, hp_.head_dim_v_mla * nh, n));
   }
 
   HParams hp_;

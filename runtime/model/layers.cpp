@@ -140,7 +140,7 @@ const GraphTensor* resolve_rope_freqs(Resolver& r, const Dims& d, bool applied) 
 }
 
 TensorId lm_head(Ctx& c, const EmbeddingWeights& w, TensorId x) {
-  TensorId logits = c.g.matmul(c.w(w.output), c.g.norm(x, c.w(w.out_norm), c.hp.eps));
+  TensorId logits = c.linear(w.output, c.g.norm(x, c.w(w.out_norm), c.hp.eps));
   if (w.output_bias) logits = c.g.binary(OpKind::add, logits, c.w(w.output_bias));
   c.g.mark_output(logits);
   return logits;
@@ -236,6 +236,15 @@ MoeWeights resolve_moe(Resolver& r, const Dims& d, const std::string& p) {
   return m;
 }
 
+TensorId Ctx::ordered_input(const GraphTensor* weight, TensorId x) const {
+  const GraphTensor* order = weights.input_order(weight);
+  if (!order) return x;
+  const GraphTensor& t = g.tensor_at(x);
+  const int64_t ne1 = t.ne[1], ne2 = t.ne[2], ne3 = t.ne[3];
+  const TensorId ids = w(order);
+  return g.op(OpKind::gather_cols, g.tensor(StorageType::F32, order->ne[0], ne1, ne2, ne3), {x, ids});
+}
+
 void Ctx::bind_inputs() {
   const int64_t n = in.n_tokens;
   tokens = g.input(StorageType::I32, in.tokens, n);
@@ -282,7 +291,7 @@ TensorId attention(Ctx& c, const AttentionWeights& w, TensorId x, int64_t kv_lay
   const auto& hp = c.hp;
   const int64_t n = c.in.n_tokens, hd = hp.head_dim_k, nh = hp.n_head, nkv = hp.n_head_kv;
   TensorId q, gate = -1;
-  const TensorId qp = add_bias(c, g.matmul(c.w(w.q), x), w.bq);
+  const TensorId qp = add_bias(c, c.linear(w.q, x), w.bq);
   if (gated) {
     // attn_q yields [q_h | gate_h] per head.
     const int64_t row = 2 * hd * nh * 4;
@@ -291,8 +300,8 @@ TensorId attention(Ctx& c, const AttentionWeights& w, TensorId x, int64_t kv_lay
   } else {
     q = g.reshape(qp, hd, nh, n);
   }
-  TensorId k = g.reshape(add_bias(c, g.matmul(c.w(w.k), x), w.bk), hd, nkv, n);
-  const TensorId v = g.reshape(add_bias(c, g.matmul(c.w(w.v), x), w.bv), hp.head_dim_v, nkv, n);
+  TensorId k = g.reshape(add_bias(c, c.linear(w.k, x), w.bk), hd, nkv, n);
+  const TensorId v = g.reshape(add_bias(c, c.linear(w.v, x), w.bv), hp.head_dim_v, nkv, n);
   if (w.q_norm) q = g.norm(q, c.w(w.q_norm), hp.eps);
   if (w.k_norm) k = g.norm(k, c.w(w.k_norm), hp.eps);
   // The rotation runs where this layer's projections are, with the factors' copy there.
@@ -307,7 +316,7 @@ TensorId attention(Ctx& c, const AttentionWeights& w, TensorId x, int64_t kv_lay
   g.op(OpKind::attention, o, {q, kc, vc, c.positions, c.seq_rows, c.tables}, {static_cast<int32_t>(c.in.block_size)},
        {1.0f / std::sqrt(static_cast<float>(hd))});
   if (gated) o = g.binary(OpKind::mul, o, g.unary(OpKind::sigmoid, gate));
-  return add_bias(c, g.matmul(c.w(w.o), g.reshape(o, hp.head_dim_v * nh, n)), w.bo);
+  return add_bias(c, c.linear(w.o, g.reshape(o, hp.head_dim_v * nh, n)), w.bo);
 }
 
 TensorId delta_net(Ctx& c, const DeltaNetWeights& w, TensorId x, int64_t state_layer) {
@@ -315,10 +324,10 @@ TensorId delta_net(Ctx& c, const DeltaNetWeights& w, TensorId x, int64_t state_l
   const auto& hp = c.hp;
   const int64_t n = c.in.n_tokens, d = hp.ssm_state, kh = hp.ssm_groups, vh = hp.ssm_v_heads;
   const int64_t ch = 2 * kh * d + vh * d;
-  const TensorId qkv = g.matmul(c.w(w.qkv), x);
-  const TensorId z = g.matmul(c.w(w.z), x);
-  const TensorId beta = g.unary(OpKind::sigmoid, g.matmul(c.w(w.beta), x));
-  const TensorId alpha = g.binary(OpKind::add, g.matmul(c.w(w.alpha), x), c.w(w.dt_bias));
+  const TensorId qkv = c.linear(w.qkv, x);
+  const TensorId z = c.linear(w.z, x);
+  const TensorId beta = g.unary(OpKind::sigmoid, c.linear(w.beta, x));
+  const TensorId alpha = g.binary(OpKind::add, c.linear(w.alpha, x), c.w(w.dt_bias));
   const TensorId gdecay = g.binary(OpKind::mul, g.unary(OpKind::softplus, alpha), c.w(w.a));
   const auto sl = static_cast<size_t>(state_layer);
   TensorId conv = g.tensor(StorageType::F32, ch, n);
@@ -337,14 +346,14 @@ TensorId delta_net(Ctx& c, const DeltaNetWeights& w, TensorId x, int64_t state_l
        {q, k, v, gdecay, beta, g.persistent(c.in.delta_state[sl], c.in.state_device[sl]), c.state_slots});
   o = g.norm(o, c.w(w.norm), hp.eps);
   o = g.binary(OpKind::mul, o, g.unary(OpKind::silu, g.reshape(z, d, vh, n)));
-  return g.matmul(c.w(w.out), g.reshape(o, d * vh, n));
+  return c.linear(w.out, g.reshape(o, d * vh, n));
 }
 
 TensorId ffn(Ctx& c, const FfnWeights& w, TensorId x) {
   auto& g = c.g;
-  const TensorId h = g.binary(OpKind::swiglu, add_bias(c, g.matmul(c.w(w.gate), x), w.b_gate),
-                              add_bias(c, g.matmul(c.w(w.up), x), w.b_up));
-  return add_bias(c, g.matmul(c.w(w.down), h), w.b_down);
+  const TensorId h = g.binary(OpKind::swiglu, add_bias(c, c.linear(w.gate, x), w.b_gate),
+                              add_bias(c, c.linear(w.up, x), w.b_up));
+  return add_bias(c, c.linear(w.down, h), w.b_down);
 }
 
 TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, const RouterConfig& r) {
@@ -352,7 +361,7 @@ TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, const RouterConfig& r) {
   const auto& hp = c.hp;
   const GraphTensor& xt = g.tensor_at(x);
   const int64_t n = xt.ne[1], k = hp.n_expert_used, embd = xt.ne[0];
-  const TensorId probs = g.unary(r.sigmoid ? OpKind::sigmoid : OpKind::softmax, g.matmul(c.w(w.router), x));
+  const TensorId probs = g.unary(r.sigmoid ? OpKind::sigmoid : OpKind::softmax, c.linear(w.router, x));
   const TensorId chooser = w.select_bias ? g.binary(OpKind::add, probs, c.w(w.select_bias)) : probs;
   const TensorId ids = g.op(OpKind::top_k, g.tensor(StorageType::I32, k, n), {chooser}, {static_cast<int32_t>(k)});
   if (c.in.tap_routing) g.tap(ids);
@@ -362,16 +371,17 @@ TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, const RouterConfig& r) {
   TensorId h;
   if (w.gate_up) {
     // One product per chosen expert, then the gate and up halves of each row as views.
-    const TensorId gu = g.matmul_id(c.w(w.gate_up), x3, ids);  // [2 ff, k, n]
+    const TensorId gu = g.matmul_id(c.w(w.gate_up), c.ordered_input(w.gate_up, x3), ids);  // [2 ff, k, n]
     const int64_t ff = w.gate_up->ne[1] / 2;
     const int64_t row = 2 * ff * 4;
     const TensorId gate = g.view(gu, {ff, k, n}, {row, row * k}, 0);
     const TensorId up = g.view(gu, {ff, k, n}, {row, row * k}, static_cast<size_t>(ff * 4));
     h = g.op(OpKind::swiglu, g.tensor(StorageType::F32, ff, k, n), {gate, up});
   } else {
-    h = g.binary(OpKind::swiglu, g.matmul_id(c.w(w.gate), x3, ids), g.matmul_id(c.w(w.up), x3, ids));
+    h = g.binary(OpKind::swiglu, g.matmul_id(c.w(w.gate), c.ordered_input(w.gate, x3), ids),
+                 g.matmul_id(c.w(w.up), c.ordered_input(w.up, x3), ids));
   }
-  const TensorId y = g.matmul_id(c.w(w.down), h, ids);
+  const TensorId y = g.matmul_id(c.w(w.down), c.ordered_input(w.down, h), ids);
   TensorId out = g.op(OpKind::moe_combine, g.tensor(StorageType::F32, embd, n), {y, weights});
   if (w.shared.up) {
     TensorId s = ffn(c, w.shared, x);

@@ -159,6 +159,13 @@ struct Ctx {
   void bind_inputs();
   /// A weight as a graph tensor.
   graph::TensorId w(const GraphTensor* t) const { return g.persistent(*t, weights.device_of(*t)); }
+  /// x gathered into the input order `weight`'s columns are stored in (act-order GPTQ);
+  /// x itself for every other weight.
+  graph::TensorId ordered_input(const GraphTensor* weight, graph::TensorId x) const;
+  /// weight x, with the input gathered first when the weight's columns are reordered.
+  graph::TensorId linear(const GraphTensor* weight, graph::TensorId x) const {
+    return g.matmul(w(weight), ordered_input(weight, x));
+  }
   /// A weight shared by every layer, from its copy on `device` when there is one.
   graph::TensorId w_on(const GraphTensor* t, int device) const { return w(weights.on_device(t, device)); }
 };

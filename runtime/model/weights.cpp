@@ -356,6 +356,19 @@ Weights Weights::shapes_only(std::span<const TensorDesc> descs) {
   return w;
 }
 
+const GraphTensor* Weights::input_order(const GraphTensor* weight) const {
+  // Only act-order checkpoints carry orders; for them a scan per linear while a step's
+  // graph is built is cheap next to the step.
+  static constexpr std::string_view kWeight = ".weight";
+  for (const auto& [name, t] : tensors_) {
+    if (&t != weight) continue;
+    if (name.size() <= kWeight.size() || name.compare(name.size() - kWeight.size(), kWeight.size(), kWeight) != 0)
+      return nullptr;
+    return find(name.substr(0, name.size() - kWeight.size()) + ".input_order");
+  }
+  return nullptr;
+}
+
 const GraphTensor* Weights::find(std::string_view name) const {
   auto it = tensors_.find(std::string(name));
   return it == tensors_.end() ? nullptr : &it->second;

@@ -58,6 +58,9 @@ class Weights {
 
   /// The tensor, or nullptr.
   [[nodiscard]] const GraphTensor* find(std::string_view name) const;
+  /// The input order of a linear whose columns were stored reordered (`<name>.input_order`
+  /// beside `<name>.weight`, GPTQ act-order), or nullptr.
+  [[nodiscard]] const GraphTensor* input_order(const GraphTensor* weight) const;
   /// The device index holding a tensor of this model (or a view of one).
   [[nodiscard]] int device_of(const GraphTensor& t) const;
   /// The copy of a shared tensor on `device` (every layer's device gets one of the few

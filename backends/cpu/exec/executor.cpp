@@ -371,6 +371,21 @@ Status Executor::node(const SubGraph& g, const GraphNode& n) {
       }
       return Status::ok();
     }
+    case OpKind::gather_cols: {
+      const View x = view_of(src(0)), o = view_of(d);
+      const auto ids = ids_of(src(1));
+      if (static_cast<int64_t>(ids.size()) != o.ne[0] || x.rows() != o.rows()) return bad(n, "shapes do not match");
+      for (int32_t id : ids)
+        if (id < 0 || id >= x.ne[0]) return bad(n, "a column id is outside the input row");
+      for_rows(&pool_, x.rows(), o.ne[0], [&](int64_t r0, int64_t r1, int) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const float* xr = x.row(r);
+          float* orow = o.row(r);
+          for (size_t j = 0; j < ids.size(); ++j) orow[static_cast<int64_t>(j) * o.st[0]] = xr[ids[j] * x.st[0]];
+        }
+      });
+      return Status::ok();
+    }
     case OpKind::moe_combine: {
       const View y = view_of(src(0)), w = view_of(src(1)), o = view_of(d);
       // Per token, terms added in expert order j from 0, as a sum per element would; the

@@ -50,6 +50,7 @@ constexpr int kMaxSources = 8;
 /// | top_k | x [n, rows] | i[0] k; dst I32 [k, rows], descending, ties to the lower index |
 /// | expert_weights | probs [experts, tokens], ids I32 [used, tokens] | i[0] renormalise; f[0] scale; dst [used, tokens] |
 /// | moe_combine | y [d, used, tokens], w [used, tokens] | - ; dst [d, tokens] = sum over used |
+/// | gather_cols | x F32 [k, rows...], ids I32 [m] (each < k) | - ; dst [m, rows...], dst[j, r] = x[ids[j], r] (an act-order GPTQ linear's input order) |
 /// | copy | x (any layout) | - ; dst contiguous, converted to dst's type |
 /// | set_rows | rows F32 [k, m], slots I32 [m] | - ; dst (a cache) row slots[i] = rows i, in dst's type |
 /// | conv1d | x [ch, tokens], w [K, ch], state F32 [(K-1) ch, slots], slot I32 [tokens] | - |
