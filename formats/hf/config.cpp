@@ -125,13 +125,18 @@ const char* supported_architectures() noexcept {
   return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM";
 }
 
-std::optional<std::string> quantized_by(const json& cfg) {
+const json* quantization_config(const json& cfg) {
   const json* q = nullptr;
   if (cfg.is_object() && cfg.contains("quantization_config")) q = &cfg["quantization_config"];
   if (!q && cfg.is_object() && cfg.contains("text_config") && cfg["text_config"].is_object() &&
       cfg["text_config"].contains("quantization_config"))
     q = &cfg["text_config"]["quantization_config"];
-  if (!q || q->is_null()) return std::nullopt;
+  return q && !q->is_null() ? q : nullptr;
+}
+
+std::optional<std::string> quantized_by(const json& cfg) {
+  const json* q = quantization_config(cfg);
+  if (!q) return std::nullopt;
   const std::string method = q->is_object() ? text_or(*q, "quant_method", "unknown") : "unknown";
   if (method == "awq") return "awq";
   if (method == "gptq") return "gptq";

@@ -30,6 +30,9 @@ struct HfConfig {
 /// The architectures this reader maps, for messages: "LlamaForCausalLM, ...".
 const char* supported_architectures() noexcept;
 
+/// config.json's quantization_config (top level or the text model's); nullptr when absent.
+const nlohmann::json* quantization_config(const nlohmann::json& cfg);
+
 /// The plugin that reads a quantized checkpoint ("awq", "gptq", "fp8"), from config.json's
 /// quantization_config; nullopt when the checkpoint is not quantized. An unknown method
 /// gives its own name.

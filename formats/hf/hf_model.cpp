@@ -50,7 +50,7 @@ Status refuse_dtype(const std::string& file, const StTensor& t) {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> Model::open(const fs::path& path) {
+Result<std::unique_ptr<Model>> Model::open(const fs::path& path, const QuantReader* quant) {
   std::error_code ec;
   const fs::path dir = fs::is_directory(path, ec) ? path : path.parent_path();
   const fs::path cfg_path = dir / "config.json";
@@ -66,7 +66,15 @@ Result<std::unique_ptr<Model>> Model::open(const fs::path& path) {
     return error::corrupt(cfg_path.string() + " is not valid JSON (" + quoted_text(e.what(), 200) +
                           "); download it again");
   }
-  if (auto q = quantized_by(cfg))
+  const auto method = quantized_by(cfg);
+  if (quant && !method)
+    return error::unsupported(dir.string() + " is not a quantized checkpoint (config.json has no quantization_config); "
+                              "the hf format reads it (model.format: hf), not " + quant->method);
+  if (quant && *method != quant->method)
+    return error::unsupported(dir.string() + " is a " + *method + " checkpoint (config.json's quantization_config), "
+                              "which the " + *method + " format plugin reads (model.format: " + *method + "), not " +
+                              quant->method);
+  if (const auto& q = method; q && !quant)
     return error::unsupported(dir.string() + " is a quantized checkpoint (config.json has a quantization_config, "
                               "quant_method " + quoted_text(*q) + "); the " + *q +
                               " format plugin reads it (model.format: " + *q +
@@ -76,6 +84,11 @@ Result<std::unique_ptr<Model>> Model::open(const fs::path& path) {
   auto ck = open_checkpoint(path);
   if (!ck) return ck.status();
   std::unique_ptr<Model> m(new Model());
+  if (quant) {
+    auto scheme = quant->make(*quantization_config(cfg), cfg_path.string());
+    if (!scheme) return scheme.status();
+    m->scheme_ = std::move(*scheme);
+  }
   m->config_ = std::move(*c);
   m->ckpt_ = std::move(*ck);
   if (auto st = m->build(cfg_path.string()); !st) return st;
@@ -99,9 +112,15 @@ Status Model::build(const std::string& config_file) {
   };
   std::map<std::string, Stack> stacks;
   std::map<std::string, int64_t> skipped;
+  std::map<std::string, QuantStack> qstacks;
   for (const auto& e : ckpt_.tensors) {
     const StTensor& t = *e.tensor;
     const std::string file = ckpt_.shards[e.shard]->path().string();
+    if (scheme_ && scheme_->companion(t)) continue;
+    if (const std::string module = scheme_ ? scheme_->module_of(t) : std::string(); !module.empty()) {
+      if (auto st = add_quantized(module, config_file, qstacks, skipped); !st) return st;
+      continue;
+    }
     const Mapped m = map_name(t.name, config_);
     if (m.action == Action::skip) {
       ++skipped[m.name];
@@ -194,6 +213,7 @@ Status Model::build(const std::string& config_file) {
     d.bytes = f.bytes * static_cast<uint64_t>(config_.n_expert);
     recipes_[s.desc] = std::move(r);
   }
+  if (auto st = stack_quantized(qstacks, config_file); !st) return st;
   if (!config_.rope_freqs.empty()) {
     Recipe r;
     r.owned.resize(config_.rope_freqs.size() * sizeof(float));
@@ -209,6 +229,110 @@ Status Model::build(const std::string& config_file) {
     config_.md.set("general.source.skipped", note + " not loaded (the engine runs the language model only)");
   }
   return Status::ok();
+}
+
+Status Model::add_quantized(const std::string& module, const std::string& config_file,
+                            std::map<std::string, QuantStack>& stacks, std::map<std::string, int64_t>& skipped) {
+  const Mapped m = map_name(module + ".weight", config_);
+  if (m.action == Action::skip) {
+    ++skipped[m.name];
+    return Status::ok();
+  }
+  if (m.action == Action::unknown || m.action == Action::to_f32)
+    return error::unsupported("the quantized linear " + quoted_text(module) + " is not part of a " + config_.hf_arch +
+                              " language model as this reader knows it; check that " + config_file +
+                              " names the right architecture");
+  auto decoded = scheme_->decode(TensorFinder(ckpt_), module);
+  if (!decoded) return decoded.status();
+  DecodedLinear d = std::move(*decoded);
+  const uint64_t row_bytes = d.rows > 0 ? d.bytes.size() / static_cast<uint64_t>(d.rows) : 0;
+  if (m.action == Action::permute_q || m.action == Action::permute_k) {
+    // The same row order as the unquantized case (see build()); a row is whole blocks.
+    const int64_t heads = m.action == Action::permute_q ? config_.n_head : config_.n_head_kv;
+    const int64_t hd = config_.head_dim;
+    if (d.rows != heads * hd || hd % 2 != 0)
+      return error::corrupt(quoted_text(module) + " has " + std::to_string(d.rows) + " output rows, but " + config_file +
+                            " gives " + std::to_string(heads) + " heads of " + std::to_string(hd) +
+                            "; the config does not belong to these weights");
+    std::vector<std::byte> out(d.bytes.size());
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < hd / 2; ++i)
+        for (int64_t j = 0; j < 2; ++j)
+          std::memcpy(out.data() + static_cast<uint64_t>(h * hd + 2 * i + j) * row_bytes,
+                      d.bytes.data() + static_cast<uint64_t>(h * hd + j * (hd / 2) + i) * row_bytes, row_bytes);
+    d.bytes = std::move(out);
+  }
+  if (m.action != Action::expert) {
+    const uint64_t bytes = d.bytes.size();
+    Recipe r;
+    r.owned = std::move(d.bytes);
+    if (auto st = add({m.name, {d.cols, d.rows}, d.type, bytes}, std::move(r)); !st) return st;
+    return add_input_order(m.name, d.input_order);
+  }
+  if (m.expert >= config_.n_expert)
+    return error::corrupt("the quantized linear " + quoted_text(module) + " belongs to expert " +
+                          std::to_string(m.expert) + ", but " + config_file + " gives " +
+                          std::to_string(config_.n_expert) + " experts; the config does not belong to these weights");
+  auto [it, fresh] = stacks.try_emplace(m.name);
+  if (fresh) {
+    it->second.desc = descs_.size();
+    it->second.parts.resize(static_cast<size_t>(config_.n_expert));
+    if (auto st = add({m.name, {}, d.type, 0}, {}); !st) return st;  // filled in by stack_quantized()
+  }
+  auto& slot = it->second.parts[static_cast<size_t>(m.expert)];
+  if (slot.rows != 0) return error::corrupt("two quantized linears map to expert " + std::to_string(m.expert) + " of " + m.name);
+  slot = std::move(d);
+  return Status::ok();
+}
+
+Status Model::stack_quantized(std::map<std::string, QuantStack>& stacks, const std::string& config_file) {
+  for (auto& [name, s] : stacks) {
+    const DecodedLinear* first = nullptr;
+    for (const auto& p : s.parts)
+      if (p.rows != 0 && !first) first = &p;
+    Recipe r;
+    r.owned.reserve(first->bytes.size() * s.parts.size());
+    for (size_t k = 0; k < s.parts.size(); ++k) {
+      const DecodedLinear& p = s.parts[k];
+      if (p.rows == 0)
+        return error::corrupt("the checkpoint in " + ckpt_.dir.string() + " lacks expert " + std::to_string(k) + " of " +
+                              name + ", while " + config_file + " gives " + std::to_string(config_.n_expert) +
+                              " experts; the download is incomplete");
+      if (p.type != first->type || p.rows != first->rows || p.cols != first->cols)
+        return error::corrupt("expert " + std::to_string(k) + " of " + name + " is " + std::to_string(p.rows) + " x " +
+                              std::to_string(p.cols) + " " + std::string(storage_type_name(p.type)) + ", another is " +
+                              std::to_string(first->rows) + " x " + std::to_string(first->cols) + " " +
+                              std::string(storage_type_name(first->type)) +
+                              "; the experts of one layer must share type and shape");
+      r.owned.insert(r.owned.end(), p.bytes.begin(), p.bytes.end());
+      s.parts[k].bytes = {};  // the stacked copy replaces it
+    }
+    auto& d = descs_[s.desc];
+    d.shape = {first->cols, first->rows, config_.n_expert};
+    d.type = first->type;
+    d.bytes = r.owned.size();
+    recipes_[s.desc] = std::move(r);
+    // One gather serves every expert only when they share the order (act-order experts with
+    // orders of their own would need a gather per expert inside matmul_id).
+    for (const auto& p : s.parts)
+      if (p.input_order != first->input_order)
+        return error::unsupported("the experts of " + name + " were quantized with act-order (desc_act), each with "
+                                  "its own column order; Switchyard gathers one order per layer, so per-expert orders "
+                                  "are planned (requantize the experts with desc_act false)");
+    if (auto st = add_input_order(name, first->input_order); !st) return st;
+  }
+  return Status::ok();
+}
+
+Status Model::add_input_order(const std::string& weight, const std::vector<int32_t>& order) {
+  if (order.empty()) return Status::ok();
+  const std::string base = weight.size() > 7 && weight.compare(weight.size() - 7, 7, ".weight") == 0
+                               ? weight.substr(0, weight.size() - 7) : weight;
+  Recipe r;
+  r.owned.resize(order.size() * sizeof(int32_t));
+  std::memcpy(r.owned.data(), order.data(), r.owned.size());
+  const uint64_t bytes = r.owned.size();
+  return add({base + ".input_order", {static_cast<int64_t>(order.size())}, StorageType::I32, bytes}, std::move(r));
 }
 
 Result<std::span<const std::byte>> Model::view(size_t index) const noexcept {

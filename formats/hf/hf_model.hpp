@@ -5,20 +5,23 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "checkpoint.hpp"
 #include "config.hpp"
+#include "quant_scheme.hpp"
 #include "switchyard/format.hpp"
 
 namespace sy::hf {
 
 class Model final : public ModelSource {
  public:
-  /// Opens a folder, or the folder of a .safetensors file.
-  static Result<std::unique_ptr<Model>> open(const std::filesystem::path& path);
+  /// Opens a folder, or the folder of a .safetensors file. Without `quant` only unquantized
+  /// checkpoints open; with it, only checkpoints of its method, its linears decoded by its scheme.
+  static Result<std::unique_ptr<Model>> open(const std::filesystem::path& path, const QuantReader* quant = nullptr);
 
   const Metadata& metadata() const noexcept override { return config_.md; }
   std::span<const TensorDesc> tensors() const noexcept override { return descs_; }
@@ -27,6 +30,8 @@ class Model final : public ModelSource {
 
   /// The checkpoint's files (for `inspect` and tests).
   [[nodiscard]] const Checkpoint& checkpoint() const { return ckpt_; }
+  /// What config.json said (for tests and tools that map names themselves).
+  [[nodiscard]] const HfConfig& config() const { return config_; }
 
   /// Source bytes of a canonical tensor, in its element order: contiguous ranges of one shard.
   struct Piece {
@@ -43,7 +48,18 @@ class Model final : public ModelSource {
  private:
   Status add(TensorDesc d, Recipe r);
   Status build(const std::string& config_file);
+  /// One stacked expert tensor of a quantized checkpoint, filled expert by expert.
+  struct QuantStack {
+    size_t desc = 0;
+    std::vector<DecodedLinear> parts;  ///< rows == 0: not seen yet
+  };
+  Status add_quantized(const std::string& module, const std::string& config_file,
+                       std::map<std::string, QuantStack>& stacks, std::map<std::string, int64_t>& skipped);
+  /// `<weight minus .weight>.input_order`, I32, when the linear's columns are reordered.
+  Status add_input_order(const std::string& weight, const std::vector<int32_t>& order);
+  Status stack_quantized(std::map<std::string, QuantStack>& stacks, const std::string& config_file);
 
+  std::unique_ptr<QuantScheme> scheme_;
   Checkpoint ckpt_;
   HfConfig config_;
   std::vector<TensorDesc> descs_;

@@ -26,23 +26,29 @@ bool looks_like_safetensors(const fs::path& p) {
 
 }  // namespace
 
-int probe_path(const fs::path& path) noexcept {
+std::optional<std::optional<std::string>> probe_checkpoint(const fs::path& path) noexcept {
   try {
     std::error_code ec;
     const bool is_dir = fs::is_directory(path, ec);
     const fs::path dir = is_dir ? path : path.parent_path();
-    if (!is_dir && (path.extension() != ".safetensors" || !looks_like_safetensors(path))) return 0;
-    if (is_dir && !fs::exists(dir / kIndexFile, ec) && !looks_like_safetensors(dir / kSingleFile)) return 0;
+    if (!is_dir && (path.extension() != ".safetensors" || !looks_like_safetensors(path))) return std::nullopt;
+    if (is_dir && !fs::exists(dir / kIndexFile, ec) && !looks_like_safetensors(dir / kSingleFile)) return std::nullopt;
     const fs::path cfg = dir / "config.json";
-    if (!fs::exists(cfg, ec)) return 0;
+    if (!fs::exists(cfg, ec)) return std::nullopt;
     auto text = read_text_file(cfg, 16ull << 20);
-    if (!text) return 0;
+    if (!text) return std::nullopt;
     const auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) return 0;
-    return quantized_by(j) ? kProbeQuantized : kProbeUnquantized;
+    if (j.is_discarded() || !j.is_object()) return std::nullopt;
+    return quantized_by(j);
   } catch (...) {
-    return 0;
+    return std::nullopt;
   }
+}
+
+int probe_path(const fs::path& path) noexcept {
+  const auto c = probe_checkpoint(path);
+  if (!c) return 0;
+  return *c ? kProbeQuantized : kProbeUnquantized;
 }
 
 }  // namespace sy::hf

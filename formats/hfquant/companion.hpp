@@ -1,0 +1,38 @@
+// Reading the tensors of one quantized linear (qweight, qzeros, scales, g_idx, weight_scale...)
+// with their checks: each refusal names the tensor, what was expected and the fix.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "quant_scheme.hpp"
+
+namespace sy::hfq {
+
+using hf::Dtype;
+using hf::FoundTensor;
+using hf::TensorFinder;
+
+/// `module.suffix`, which the module's decoding needs; an error saying what is missing.
+Result<FoundTensor> need(const TensorFinder& f, const std::string& module, const std::string& suffix,
+                         const std::string& method);
+/// `module.suffix` when present (tensor == nullptr otherwise).
+FoundTensor maybe(const TensorFinder& f, const std::string& module, const std::string& suffix);
+
+/// The tensor's dtype is one of `allowed`.
+Status expect_dtype(const FoundTensor& t, std::initializer_list<Dtype> allowed);
+/// The tensor's shape is `shape`; `why` says where the expected numbers come from.
+Status expect_shape(const FoundTensor& t, const std::vector<int64_t>& shape, const std::string& why);
+
+/// Element i, little-endian, of an I32 tensor.
+int32_t i32_at(const FoundTensor& t, uint64_t i) noexcept;
+/// Element i of an F32, F16 or BF16 tensor, exactly.
+float float_at(const FoundTensor& t, uint64_t i) noexcept;
+/// The elements of a tensor's shape multiplied.
+uint64_t elements(const FoundTensor& t) noexcept;
+/// "[4096, 512]".
+std::string shape_text(const std::vector<int64_t>& shape);
+
+}  // namespace sy::hfq
