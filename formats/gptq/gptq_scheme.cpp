@@ -36,7 +36,8 @@ class GptqScheme final : public hf::QuantScheme {
 
 // The order in which input columns are stored so that every group is contiguous: identity
 // unless act-order shuffled g_idx. Errors when the groups are not of the configured size.
-Result<std::vector<int32_t>> column_order(const std::vector<int32_t>& g_idx, int64_t group, const hfq::FoundTensor& t) {
+// `where` names the g_idx tensor in errors.
+Result<std::vector<int32_t>> column_order(const std::vector<int32_t>& g_idx, int64_t group, const std::string& where) {
   const auto in = static_cast<int64_t>(g_idx.size());
   bool plain = true;
   for (int64_t k = 0; k < in && plain; ++k) plain = g_idx[static_cast<size_t>(k)] == k / group;
@@ -47,8 +48,7 @@ Result<std::vector<int32_t>> column_order(const std::vector<int32_t>& g_idx, int
                    [&](int32_t a, int32_t b) { return g_idx[static_cast<size_t>(a)] < g_idx[static_cast<size_t>(b)]; });
   for (int64_t p = 0; p < in; ++p)
     if (g_idx[static_cast<size_t>(order[static_cast<size_t>(p)])] != p / group)
-      return error::corrupt(t.file + ": tensor " + hf::quoted_text(t.tensor->name) + " puts " +
-                            "a number of input columns other than group_size " + std::to_string(group) + " in group " +
+      return error::corrupt(where + " puts a number of input columns other than group_size " + std::to_string(group) + " in group " +
                             std::to_string(p / group) + "; GPTQ groups hold group_size columns each, so the "
                             "checkpoint is damaged (download it again)");
   return order;
@@ -82,7 +82,8 @@ Result<hf::DecodedLinear> GptqScheme::decode(const hf::TensorFinder& f, const st
   if (auto st = hfq::expect_shape(*sc, {groups, out}, why); !st) return st;
 
   std::vector<int32_t> g_idx(static_cast<size_t>(in));
-  if (const auto gi = hfq::maybe(f, module, "g_idx"); gi.tensor) {
+  const auto gi = hfq::maybe(f, module, "g_idx");
+  if (gi.tensor) {
     if (auto st = hfq::expect_dtype(gi, {Dtype::I32}); !st) return st;
     if (auto st = hfq::expect_shape(gi, {in}, why); !st) return st;
     for (int64_t k = 0; k < in; ++k) {
@@ -96,7 +97,7 @@ Result<hf::DecodedLinear> GptqScheme::decode(const hf::TensorFinder& f, const st
   } else {
     for (int64_t k = 0; k < in; ++k) g_idx[static_cast<size_t>(k)] = static_cast<int32_t>(k / group);
   }
-  auto order = column_order(g_idx, group, *qw);
+  auto order = column_order(g_idx, group, gi.tensor ? gi.file + ": tensor " + hf::quoted_text(gi.tensor->name) : std::string());
   if (!order) return order.status();
 
   hfq::IntLinear q;
