@@ -106,7 +106,7 @@ int run_validate(const ValidateArgs& a) {
     for (const auto& d : r.diagnostics) std::cerr << pipeline::format_diagnostic(d) << "\n";
     if (r.ok()) {
       std::cout << f << ": ok" << (model ? " with " + a.model : "") << "\n";
-      if (!plan_lines.empty()) std::cout << "conversion plan (per backend, for the tensors placed on it):\n";
+      if (!plan_lines.empty()) std::cout << "conversion plan (per backend, as if every tensor were placed on it):\n";
       for (const auto& l : plan_lines) std::cout << "  " << l << "\n";
     } else {
       rc = 1;
