@@ -147,6 +147,13 @@ const PluginDescriptor* describe() noexcept {
                      "kernel for it (AVX-512 VNNI): same memory, faster matmuls; false keeps the file's layout",
                      true};
     c.params = {threads, repack};
+    // The types with kernels of their own (kernels/dot_scalar.cpp and its ISA variants; the
+    // interleaved layouts are what this backend repacks into); every other registered type
+    // runs through the generic kernel (kernels/dot_generic.cpp).
+    for (const char* t : {"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "Q2_K", "Q3_K", "Q4_K",
+                          "Q5_K", "Q6_K", "IQ4_XS", "Q4_K_X16", "Q4_0_X16", "Q8_0_X16"})
+      c.traits.push_back(std::string(kTraitNativePrefix) + t);
+    c.traits.emplace_back(kTraitGenericKernel);
     c.factory = make_cpu;
     pd.components.push_back(std::move(c));
     return pd;

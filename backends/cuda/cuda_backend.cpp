@@ -130,6 +130,9 @@ const PluginDescriptor* describe() noexcept {
     c.version = "0.1.0";
     c.rank = 100;  // preferred over vulkan on NVIDIA hardware
     c.summary = "NVIDIA GPU memory and kernels";
+    // No native types yet (no kernels): the bare trait says so, so the loader's conversion
+    // plan knows every type would have to run elsewhere. Kernels add "native:<TYPE>" here.
+    c.traits.emplace_back(kTraitNativePrefix);
     c.factory = make_cuda;
     pd.components.push_back(std::move(c));
     return pd;

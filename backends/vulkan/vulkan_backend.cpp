@@ -10,6 +10,7 @@
 
 #include "switchyard/backend.hpp"
 #include "switchyard/plugin.hpp"
+#include "kernels/kernel.hpp"
 #include "vk_device.hpp"
 
 namespace sy::vulkan {
@@ -102,6 +103,7 @@ const PluginDescriptor* describe() noexcept {
     c.version = "0.1.0";
     c.rank = 50;
     c.summary = "GPU memory and compute shaders through Vulkan";
+    for (const auto& t : matmul_weight_types()) c.traits.push_back(std::string(kTraitNativePrefix) + t);
     c.factory = make_vulkan;
     pd.components.push_back(std::move(c));
     return pd;

@@ -13,6 +13,7 @@
 #include "cli/json_text.hpp"
 #include "cli/number_arg.hpp"
 #include "cli/plan_report.hpp"
+#include "convert/native.hpp"
 #include "engine/runtime_setup.hpp"
 #include "model/weights.hpp"
 #include "placement/device_names.hpp"
@@ -122,6 +123,48 @@ std::optional<std::string> add_overrides(const std::string& value, std::vector<p
   return std::nullopt;
 }
 
+// The conversion plan for the placement chosen: started devices answer for themselves;
+// GPUs given by --vram are judged by the manifest of the pipeline's one GPU backend.
+void plan_conversions(PlanReport& rep, const planner::ModelDesc& m, const std::vector<planner::DeviceSpec>& devs,
+                      const pipeline::Pipeline& pl, const engine::Runtime* probed) {
+  std::vector<std::optional<convert::DeviceTypes>> targets(devs.size());
+  if (probed) {
+    for (size_t d = 0; d < probed->devices.size(); ++d) {
+      const std::string& name = probed->names[d].portable;
+      for (size_t k = 0; k < devs.size(); ++k)
+        if (devs[k].name == name && !targets[k]) {
+          targets[k] = probed->device_types[d];
+          targets[k]->name = name;
+        }
+    }
+  }
+  std::vector<std::string> gpu_backends;
+  for (const auto& b : pl.backends)
+    if (b.plugin != "cpu" && std::find(gpu_backends.begin(), gpu_backends.end(), b.plugin) == gpu_backends.end())
+      gpu_backends.push_back(b.plugin);
+  for (size_t k = 0; k < devs.size(); ++k) {
+    if (targets[k]) continue;
+    const registry::ComponentRecord* rec = nullptr;
+    if (gpu_backends.size() == 1 && devs[k].gpu && probed)
+      rec = probed->registry->find(ComponentKind::backend, gpu_backends.front());
+    if (rec) {
+      targets[k] = convert::declared_types(probed->registry->manifest(*rec), devs[k].name, nullptr);
+    } else {
+      rep.unplanned.push_back(devs[k].name + ": not planned (" +
+                              (devs[k].gpu ? "give a pipeline with one GPU backend, -P FILE, to plan its conversions"
+                                           : "the cpu backend did not start") +
+                              ")");
+    }
+  }
+  const auto convert_to = convert::convert_to_type(pl.format.convert_to);
+  const auto& assignment = rep.fit.placed.assignment.tensor_device;
+  for (size_t i = 0; i < m.tensors.size() && i < assignment.size(); ++i) {
+    const auto k = static_cast<size_t>(assignment[i]);
+    if (k < targets.size() && targets[k])
+      rep.conversions.add(targets[k]->name, m.tensors[i], convert::decide(m.tensors[i], *targets[k], convert_to));
+  }
+}
+
 int run_plan(PlanArgs a) {
   if (a.old_p)
     return fail("-p is the prompt, as in llama.cpp; the pipeline file is -P FILE (did you mean -P?)");
@@ -170,8 +213,8 @@ int run_plan(PlanArgs a) {
   planner::ModelDesc m;
   if (!a.model.empty()) {
     std::vector<std::string> warnings;
-    registry::Registry reg(registry::default_search_path({}, warnings));
-    auto d = planner::describe_file(reg, a.model);
+    registry::Registry reg(registry::default_search_path(pl.plugin_path, warnings));
+    auto d = planner::describe_file(reg, a.model, pl.model.format);  // a pipeline's format, as run reads it
     if (!d) return fail(d.status().message(), 1);
     m = std::move(*d);
   } else {
@@ -317,6 +360,7 @@ int run_plan(PlanArgs a) {
       if (devs[static_cast<size_t>(assignment[i])].name == "cpu" && model::repacks_on_host(*host, m.tensors[i]))
         rep->cpu_repacked += m.tensors[i].bytes;
   }
+  plan_conversions(*rep, m, devs, pl, probed.get());
   if (a.json) std::cout << json_text(plan_json(*rep, a.explain), 2) << "\n";
   else print_plan(*rep, a.explain);
   return 0;

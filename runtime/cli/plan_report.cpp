@@ -129,6 +129,8 @@ nlohmann::json plan_json(const PlanReport& rep, bool explain) {
                             {"bandwidth_source", rep.devices[d].bandwidth_source}});
   }
   j["decode_tokens_per_s"] = {{"empty_context", rep.tps_empty}, {"full_context", rep.tps_full}, {"parallel_aggregate", rep.tps_parallel}};
+  j["conversions"] = convert::plan_json(rep.conversions);
+  if (!rep.unplanned.empty()) j["conversions_unplanned"] = rep.unplanned;
   j["warnings"] = rep.warnings;
   if (explain)
     for (const auto& g : rep.groups)
@@ -173,6 +175,15 @@ void print_plan(const PlanReport& rep, bool explain) {
     std::printf("repacked at load  cpu: %s of Q4_K, Q4_0 and Q8_0 weights into 16-row interleaved layouts (same size; when the CPU's weights fit in 90%% of "
                 "available memory; backends[cpu].repack: false keeps the file's layout)\n",
                 human_bytes(rep.cpu_repacked).c_str());
+  // Per device and type: a kernel of its own, the type's repack, requantization, the CPU's
+  // generic kernel, or nothing (what `run` then does is the line's last part).
+  const auto& steps = rep.conversions.steps();
+  for (size_t i = 0; i < steps.size(); ++i)
+    std::printf("%s%s%s\n", i == 0 ? "conversions       " : "                  ", convert::describe(steps[i]).c_str(),
+                steps[i].action == convert::Action::impossible && steps[i].device != "cpu"
+                    ? " (run keeps such tensors in RAM for the CPU; strict: true refuses them)"
+                    : "");
+  for (const auto& u : rep.unplanned) std::printf("conversions       %s\n", u.c_str());
   std::printf("longest context   %lld per sequence (x%lld) with this placement", static_cast<long long>(rep.max_context),
               static_cast<long long>(rep.request.parallel));
   if (rep.max_context_refitted != rep.max_context) std::printf("; %lld if auto-fit places it anew", static_cast<long long>(rep.max_context_refitted));

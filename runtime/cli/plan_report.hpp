@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "convert/plan.hpp"
 #include "placement/placement.hpp"
 
 namespace sy::cli {
@@ -28,6 +29,8 @@ struct PlanReport {
   uint64_t kv_per_token = 0, kv_total = 0, state_per_sequence = 0, weights = 0;
   double tps_empty = 0, tps_full = 0, tps_parallel = 0;
   uint64_t cpu_repacked = 0;  ///< bytes this machine's CPU rearranges at load (model::repacks_on_host)
+  convert::Plan conversions;  ///< how each device computes each type placed there (convert/plan.hpp)
+  std::vector<std::string> unplanned;  ///< devices whose conversions could not be planned, and why
   std::vector<std::string> warnings;
   std::vector<Group> groups;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "convert/native.hpp"
 #include "engine/preflight.hpp"
 #include "log/log.hpp"
 #include "placement/placement.hpp"
@@ -32,6 +33,7 @@ Result<Where> place_weights(const pipeline::Pipeline& p, const planner::ModelDes
   Where w;
   w.weights.devices = rt.devices;
   w.weights.host = rt.host_device;
+  w.weights.types = rt.device_types;
   w.layers.output_device = rt.host_device;
   const bool gpus = std::any_of(rt.names.begin(), rt.names.end(), [](const auto& n) { return n.gpu; });
   if (!gpus) return w;
@@ -100,11 +102,15 @@ Status start_backends(const pipeline::Pipeline& p, Runtime& rt) {
       lg->warn("{}", rt.notes.back());
       continue;
     }
+    const auto* rec = rt.registry->find(ComponentKind::backend, b.plugin);
     for (size_t i = 0; i < (*be)->device_count(); ++i) {
       // The cpu backend's device holds host memory. Not any device of kind cpu: lavapipe
       // is a Vulkan device on the CPU, with Vulkan's memory and kernels.
       if (rt.host_device < 0 && b.plugin == "cpu") rt.host_device = static_cast<int>(rt.devices.size());
-      rt.devices.push_back(&(*be)->device(i));
+      Device* dev = &(*be)->device(i);
+      rt.devices.push_back(dev);
+      rt.device_types.push_back(rec ? convert::declared_types(rt.registry->manifest(*rec), dev->info().name, dev)
+                                    : convert::DeviceTypes{dev->info().name, false, {}, false, dev});
     }
     rt.backends.push_back(std::move(*be));
   }
@@ -140,7 +146,8 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   auto where = place_weights(p, *desc, *rt);
   if (!where) return where.status();
   auto m = model::Model::load(std::move(*opened), p.model.path, where->weights, where->layers,
-                              model::WeightOptions{p.model.mmap, p.model.mlock, p.strict});
+                              model::WeightOptions{p.model.mmap, p.model.mlock, p.strict,
+                                                   convert::convert_to_type(p.format.convert_to)});
   if (!m) return m.status();
   rt->model = std::move(*m);
   // A model folder's own tokenizer.json stands in for model.tokenizer.
@@ -169,9 +176,6 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   auto e = Engine::create(*rt->model, rt->devices, cfg);
   if (!e) return e.status();
   rt->engine = std::move(*e);
-  if (rt->model->weights().converted() > 0 && p.strict)
-    return error::unsupported(std::to_string(rt->model->weights().converted()) +
-                              " weight tensors needed conversion at load and `strict: true` forbids it");
   return rt;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "convert/plan.hpp"
 #include "engine/engine.hpp"
 #include "pipeline/pipeline.hpp"
 #include "placement/device_names.hpp"
@@ -21,6 +22,7 @@ struct Runtime {
   std::vector<Device*> devices;  ///< in pipeline order
   int host_device = 0;           ///< the cpu backend's device (host memory, the file's mapping)
   std::vector<placement::NamedDevice> names;  ///< per device: gpuN / cpu and the backend's own name
+  std::vector<convert::DeviceTypes> device_types;  ///< per device: what its backend computes natively
   std::unique_ptr<model::Model> model;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<tok::Tokenizer> tokenizer;  ///< null when the model has none

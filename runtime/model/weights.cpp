@@ -86,46 +86,10 @@ GraphTensor shaped(const TensorDesc& d) {
   return t;
 }
 
-GraphTensor f32(std::initializer_list<int64_t> ne, StorageType type = StorageType::F32) {
-  GraphTensor t;
-  t.type = type;
-  int k = 0;
-  for (int64_t v : ne) t.ne[k++] = v;
-  graph::set_contiguous_strides(t);
-  return t;
-}
-
-// The op a weight matrix feeds, asked of its device the way the scheduler will ask: a
-// one-token matmul (matmul_id for a stack of experts), or the row lookup of the embeddings.
-// Returns the op the device refuses, or nullopt.
-std::optional<OpKind> refused_op(const Device& dev, const GraphTensor& w, const std::string& name) {
-  GraphNode n;
-  std::vector<GraphTensor> ts{w};
-  if (w.ne[2] > 1) {
-    ts.push_back(f32({w.ne[0], 1, 1}));
-    ts.push_back(f32({1, 1}, StorageType::I32));
-    ts.push_back(f32({w.ne[1], 1, 1}));
-    n.op = OpKind::matmul_id, n.src[0] = 0, n.src[1] = 1, n.src[2] = 2, n.dst = 3;
-  } else {
-    ts.push_back(f32({w.ne[0], 1}));
-    ts.push_back(f32({w.ne[1], 1}));
-    n.op = OpKind::matmul, n.src[0] = 0, n.src[1] = 1, n.dst = 2;
-  }
-  if (dev.supports(n, ts) == Support::no) return n.op;
-  if (name == "token_embd.weight") {
-    GraphNode r;
-    std::vector<GraphTensor> rt{w, f32({1}, StorageType::I32), f32({w.ne[0], 1})};
-    r.op = OpKind::get_rows, r.src[0] = 0, r.src[1] = 1, r.dst = 2;
-    if (dev.supports(r, rt) == Support::no) return r.op;
-  }
-  return std::nullopt;
-}
-
-
 struct Pending {
   size_t index;      // in the source's tensor list
   int device;
-  bool convert;      // dequantize to F32 at load
+  convert::Decision plan;  // repack or requantize: converted at load into plan.to
   bool repack;       // rearrange into its 16-row interleaved layout at load (same bytes)
   uint64_t bytes;    // as stored on the device
   size_t chunk = 0;  // pool chunk of its device
@@ -139,8 +103,7 @@ bool repacks_on_host(const Device& host, const TensorDesc& d) {
   GraphTensor t = shaped(d);
   if (d.shape.size() < 2 || to == d.type || d.name == "token_embd.weight" || t.ne[1] % interleave_rows(to) != 0)
     return false;
-  t.type = to;
-  return !refused_op(host, t, d.name).has_value();
+  return !convert::refused_op(host, d, to).has_value();
 }
 
 Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& where, const WeightOptions& opts) {
@@ -180,51 +143,54 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
   // (0.33 GiB of qwen3-8b's 4.68) for the few rows a prompt touches. A tied table is the
   // output head too, read whole every step, and is prefaulted like any matrix.
   const bool embd_by_rows = std::any_of(descs.begin(), descs.end(), [](const TensorDesc& d) { return d.name == "output.weight"; });
+  // What each device computes: as its backend states it, else its supports() alone.
+  std::vector<convert::DeviceTypes> types = where.types;
+  types.resize(devices.size());
+  for (size_t dv = 0; dv < devices.size(); ++dv) {
+    if (types[dv].name.empty()) types[dv].name = devices[dv]->info().name;
+    if (where.types.empty()) types[dv].generic = dv == host_dev;
+    types[dv].device = devices[dv];
+  }
   for (size_t i = 0; i < descs.size(); ++i) {
     const TensorDesc& d = descs[i];
     GraphTensor t = shaped(d);
     int dev = where.tensor_device.empty() ? where.host : where.tensor_device[i];
-    const bool matrix = d.shape.size() >= 2;
-    // A vector may also be a one-row matrix (qwen's shared-expert gate), so it is asked too.
+    convert::Decision plan;
     if (dev != where.host) {
-      if (auto op = refused_op(*devices[static_cast<size_t>(dev)], t, d.name)) {
-        const std::string dname = devices[static_cast<size_t>(dev)]->info().name;
+      plan = convert::decide(d, types[static_cast<size_t>(dev)], opts.convert_to);
+      if (plan.action == convert::Action::impossible) {
+        const std::string& dname = types[static_cast<size_t>(dev)].name;
         if (opts.strict)
-          return error::unsupported(dname + " has no " + std::string(op_name(*op)) + " kernel for " +
-                                    std::string(storage_type_name(d.type)) + " weights (" + d.name +
-                                    ") and `strict: true` forbids running it elsewhere; place such tensors on cpu "
-                                    "(placement.overrides) or use a model of another type");
+          return error::unsupported(plan.problem(dname, d.name) +
+                                    " and `strict: true` forbids running it elsewhere; " + plan.fix);
         if (told.insert({dev, d.type}).second)
           lg->warn("fallback: {} has no {} kernel for {} weights; tensors of that type stay in RAM and the CPU runs "
-                   "their {} (first: {})",
-                   dname, op_name(*op), storage_type_name(d.type), op_name(*op), d.name);
+                   "their {} (first: {}); {}",
+                   dname, plan.op, storage_type_name(d.type), plan.op, d.name, plan.fix);
         dev = where.host;
         ++w.kept_on_host_;
       }
     }
-    // On the host a type no kernel reads is converted once, here, never per step.
-    bool convert = false;
-    if (dev == where.host && matrix && t.type != StorageType::F32 &&
-        refused_op(*devices[host_dev], t, d.name).has_value()) {
-      if (!can_dequantize(t.type))
-        return error::unsupported("tensor " + d.name + " is stored as " + std::string(storage_type_name(t.type)) +
-                                  ", which neither a kernel nor a converter of this build handles");
-      lg->warn("fallback: no {} kernel for {} on {}; {} converted to F32 at load", "matmul",
-               storage_type_name(t.type), devices[host_dev]->info().name, d.name);
-      convert = true;
-      ++w.converted_;
+    if (dev == where.host) {
+      plan = convert::decide(d, types[host_dev], opts.convert_to);
+      if (plan.action == convert::Action::impossible)
+        return error::unsupported("tensor " + d.name + " is stored as " + std::string(storage_type_name(d.type)) +
+                                  ", which " + types[host_dev].name + " cannot compute: " + plan.fix);
     }
-    bool repack = dev == where.host && !convert && repacks_on_host(*devices[host_dev], d);
+    w.plan_.add(types[static_cast<size_t>(dev)].name, d, plan);
+    const bool converts = plan.action == convert::Action::repack || plan.action == convert::Action::requantize;
+    if (converts) ++w.converted_;
+    bool repack = dev == where.host && !converts && repacks_on_host(*devices[host_dev], d);
     if (repack && !repack_fits) {
       repack = false;
       repack_declined = true;
     }
-    const uint64_t bytes = convert ? static_cast<uint64_t>(t.elements()) * sizeof(float) : d.bytes;
+    const uint64_t bytes = plan.bytes_after;
     w.bytes_ += d.bytes;
     auto& placed = w.placed_[static_cast<size_t>(dev)];
     placed.weights += bytes;
     if (planner::is_routed_expert(d.name)) placed.expert_weights += bytes;
-    if (dev == where.host && host_maps && opts.mmap && !convert && !repack) {
+    if (dev == where.host && host_maps && opts.mmap && !converts && !repack) {
       if (auto view = src.view(i)) {
         t.data = const_cast<std::byte*>(view->data());  // weights are only read
         w.mapped_bytes_ += view->size();
@@ -234,8 +200,13 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
         continue;
       }
     }
-    uploads.push_back({i, dev, convert, repack, bytes});
+    uploads.push_back({i, dev, converts ? plan : convert::Decision{}, repack, bytes});
   }
+
+  // Each distinct conversion once, with what it costs in memory.
+  auto clg = log::get("convert");
+  for (const auto& step : w.plan_.steps())
+    if (step.action != convert::Action::native) clg->info("{}", convert::describe(step));
 
   // Pool: per device, tensors packed into chunks in file order.
   std::vector<std::vector<uint64_t>> chunk_sizes(devices.size());
@@ -274,13 +245,12 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
       if (auto st = src.read(u.index, 0, raw); !st) return st;
       bytes = raw;
     }
-    if (u.convert) {
-      converted.resize(static_cast<size_t>(t.elements()) * sizeof(float));
-      for (int64_t r = 0; r < t.rows(); ++r)
-        if (auto st = dequantize_row(t.type, bytes.data() + r * t.nb[1], reinterpret_cast<float*>(converted.data()) + r * t.ne[0], t.ne[0]); !st)
-          return st;
+    if (u.plan.action != convert::Action::native) {
+      converted.resize(u.plan.bytes_after);
+      if (auto st = convert::convert_rows(u.plan, bytes, t.ne[0], t.rows(), converted); !st)
+        return Status(st.code(), d.name + ": " + st.message());
       bytes = converted;
-      t.type = StorageType::F32;
+      t.type = u.plan.to;
       graph::set_contiguous_strides(t);
     }
     if (u.repack) {

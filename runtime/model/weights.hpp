@@ -1,18 +1,22 @@
 // A model's tensors, made ready for the graph on the devices placement chose: mapped in
 // place where the device reads the file's memory (the CPU: zero copy from mmap), uploaded
-// into pooled per-device buffers otherwise. A tensor whose device has no kernel for its
-// consumer is a load-time decision, logged once per (device, type): on the host it is
-// converted to F32, on a GPU it stays in RAM for the CPU to run (refused under strict).
+// into pooled per-device buffers otherwise. How each device computes each tensor is the
+// conversion plan's decision (convert/plan.hpp): native, the type's repack, requantization
+// to format.convert_to, or the CPU's generic kernel; each distinct conversion is logged once
+// with its bytes. A tensor its GPU cannot compute any of those ways stays in RAM for the
+// CPU (refused under strict).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "convert/plan.hpp"
 #include "switchyard/backend.hpp"
 #include "switchyard/format.hpp"
 #include "switchyard/graph.hpp"
@@ -24,6 +28,7 @@ struct WeightOptions {
   bool mmap = true;    ///< use the file's mapping where the device can read it; false: read into RAM
   bool mlock = false;  ///< lock the weights' pages in RAM (needs the memlock limit)
   bool strict = false; ///< refuse a tensor its device cannot compute instead of moving it to RAM
+  std::optional<StorageType> convert_to;  ///< format.convert_to: the type to requantize into where needed
 };
 
 /// Where each tensor goes: devices in scheduler order, a device index per source tensor,
@@ -32,6 +37,9 @@ struct WeightPlacement {
   std::span<Device* const> devices;
   std::vector<int> tensor_device;  ///< per ModelSource::tensors() entry; empty: every tensor on host
   int host = 0;
+  /// Per device, what its backend computes natively (convert/native.hpp); empty: each
+  /// device's supports() alone decides, and the host has the generic kernel.
+  std::vector<convert::DeviceTypes> types;
 };
 
 /// Bytes of weights a device holds.
@@ -66,8 +74,11 @@ class Weights {
   /// The copy of a shared tensor on `device` (every layer's device gets one of the few
   /// tensors all layers read, such as rope_freqs.weight), else `t` itself.
   [[nodiscard]] const GraphTensor* on_device(const GraphTensor* t, int device) const;
-  /// Tensors converted at load because no kernel reads their type.
+  /// Tensors stored at load in another type than the file's (the plan's repacks and
+  /// requantizations).
   [[nodiscard]] int64_t converted() const { return converted_; }
+  /// The conversion plan applied at load: per device and type, what happened.
+  [[nodiscard]] const convert::Plan& conversions() const { return plan_; }
   /// Tensors kept in RAM because their GPU has no kernel for them.
   [[nodiscard]] int64_t kept_on_host() const { return kept_on_host_; }
   [[nodiscard]] uint64_t bytes() const { return bytes_; }
@@ -93,6 +104,7 @@ class Weights {
     GraphTensor copy;
   };
   std::vector<Replica> replicas_;
+  convert::Plan plan_;
   int host_ = 0;
   int64_t converted_ = 0;
   int64_t kept_on_host_ = 0;

@@ -98,6 +98,12 @@ std::string to_yaml(const Pipeline& p) {
   e << YAML::Key << "mlock" << YAML::Value << (p.model.mlock ? "true" : "false");
   e << YAML::EndMap;
 
+  if (!p.format.convert_to.empty()) {
+    e << YAML::Key << "format" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "convert_to" << YAML::Value << p.format.convert_to;
+    e << YAML::EndMap;
+  }
+
   e << YAML::Key << "backends" << YAML::Value << YAML::BeginSeq;
   for (const auto& b : p.backends) {
     e << YAML::Flow << YAML::BeginMap << YAML::Key << "plugin" << YAML::Value << b.plugin;

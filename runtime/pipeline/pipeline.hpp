@@ -38,6 +38,11 @@ struct ModelConfig {
   bool mlock = false;
 };
 
+/// How weights a device has no kernel for are converted at load (convert/plan.hpp).
+struct FormatConfig {
+  std::string convert_to;  ///< "q8_0", "q4_k", "f16" or empty (no requantization)
+};
+
 /// A plugin component with its validated parameters.
 struct ComponentConfig {
   std::string name;
@@ -90,6 +95,7 @@ struct Pipeline {
   std::vector<std::filesystem::path> plugin_path;
   bool strict = false;
   ModelConfig model;
+  FormatConfig format;
   std::vector<BackendConfig> backends;
   PlacementConfig placement;
   ContextConfig context;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "convert/plan.hpp"
 #include "pipeline/checker.hpp"
 #include "pipeline/defaults.hpp"
 #include "pipeline/load.hpp"
@@ -23,8 +24,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kTop{"extends", "plugin_path", "strict", "model", "backends",
+const std::vector<std::string> kTop{"extends", "plugin_path", "strict", "model", "format", "backends",
                                     "placement", "context", "sampling", "server"};
+const std::vector<std::string> kFormat{"convert_to"};
 const std::vector<std::string> kModel{"path", "format", "tokenizer", "chat_template", "mmap", "mlock"};
 const std::vector<std::string> kPlacement{"gpu_layers", "cpu_moe", "overrides", "headroom", "min_headroom"};
 const std::vector<std::string> kContext{"length", "kv_type", "flash_attention", "batch", "ubatch", "parallel"};
@@ -159,6 +161,7 @@ class Validator {
       model(*n, p.model);
     else
       c_.error(root.loc, "missing required section 'model' (e.g. model: { path: models/my-model.gguf })");
+    if (const Node* n = root.get("format")) format(*n, p.format);
     backends(root.get("backends"), root.loc, p.backends);
     if (const Node* n = root.get("placement")) placement(*n, p.placement, p.backends);
     if (const Node* n = root.get("context")) context(*n, p.context);
@@ -240,6 +243,14 @@ class Validator {
       if (auto b = c_.boolean(*v, "model.mmap")) m.mmap = *b;
     if (const Node* v = n.get("mlock"))
       if (auto b = c_.boolean(*v, "model.mlock")) m.mlock = *b;
+  }
+
+  void format(const Node& n, FormatConfig& f) {
+    if (n.kind == Node::Kind::null) return;
+    if (!c_.is_map(n, "format", "{ convert_to: q8_0 }")) return;
+    c_.check_keys(n, "format", kFormat);
+    if (const Node* v = n.get("convert_to"))
+      if (auto x = c_.choice(*v, "format.convert_to", convert::convert_to_choices())) f.convert_to = *x;
   }
 
   void model_path(const Node& v, const std::string& text, const std::string& path, ModelConfig& m) {

@@ -148,9 +148,11 @@ TEST_CASE("a plugin's type reaches the runtime and, through the host services, t
   sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{dir.path(), "test"}});
   REQUIRE(reg.plugins().size() == 1);
   // Listing reads the manifest: the type is there before the library is loaded.
-  REQUIRE(reg.plugins()[0].manifest.storage_types.size() == 1);
+  REQUIRE(reg.plugins()[0].manifest.storage_types.size() == 2);
   CHECK(reg.plugins()[0].manifest.storage_types[0].name == "TOY8");
   CHECK(reg.plugins()[0].manifest.storage_types[0].repack_to == "Q8_0");
+  CHECK(reg.plugins()[0].manifest.storage_types[1].name == "TOY8P");
+  CHECK(reg.plugins()[0].manifest.storage_types[1].repack_to.empty());
 
   sy::test::write_file(dir / "weights.toy", "");  // the toy format makes its tensor up
   auto opened = sy::model::open_source(reg, dir / "weights.toy", "test_toy");
@@ -192,7 +194,7 @@ TEST_CASE("a plugin without a manifest file registers its types and is attached 
   sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{dir.path(), "test"}});
   REQUIRE(reg.plugins().size() == 1);
   CHECK_FALSE(reg.plugins()[0].has_manifest_file);
-  CHECK(reg.plugins()[0].manifest.storage_types.size() == 1);  // read from the opened library
+  CHECK(reg.plugins()[0].manifest.storage_types.size() == 2);  // read from the opened library
   sy::test::write_file(dir / "weights.toy", "");
   auto opened = sy::model::open_source(reg, dir / "weights.toy", "test_toy");
   REQUIRE(opened);  // the plugin found its own type through the host services

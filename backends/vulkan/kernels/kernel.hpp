@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 #include <string_view>
 
 #include "switchyard/backend.hpp"
@@ -68,6 +70,10 @@ std::span<const KernelDef> elementwise_kernels();  // add mul scale silu gelu si
 std::span<const KernelDef> norm_kernels();         // rms_norm l2_norm softmax
 std::span<const KernelDef> rope_kernels();         // rope
 std::span<const KernelDef> matmul_kernels();       // matmul matmul_id get_rows
+/// The names of the weight types matmul, matmul_id and get_rows have shaders for ("Q4_K"):
+/// the backend's native types, as its manifest states them. Names, not ids: the manifest is
+/// written from the descriptor before any type registry is attached.
+std::vector<std::string> matmul_weight_types();
 std::span<const KernelDef> routing_kernels();      // top_k argsort expert_weights moe_combine concat
 std::span<const KernelDef> cache_kernels();        // set_rows attention
 std::span<const KernelDef> recurrent_kernels();    // conv1d delta_net

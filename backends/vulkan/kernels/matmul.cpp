@@ -14,6 +14,7 @@
 // multi-column launches and matmul_id reduce eight threads per output in shared memory on
 // every path.
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 
 #include "kernel.hpp"
@@ -212,5 +213,15 @@ constexpr KernelDef kDefs[] = {
 }  // namespace
 
 std::span<const KernelDef> matmul_kernels() { return kDefs; }
+
+std::vector<std::string> matmul_weight_types() {
+  std::vector<std::string> out;
+  for (const auto& s : kTypes) {
+    std::string name(s.get_rows.substr(std::string_view("get_rows_").size()));  // "get_rows_q4_k" -> "q4_k"
+    for (auto& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    out.push_back(std::move(name));
+  }
+  return out;
+}
 
 }  // namespace sy::vulkan

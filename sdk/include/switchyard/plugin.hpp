@@ -66,6 +66,14 @@ struct ComponentDesc {
 
 /// The trait of a sampler that picks the token.
 inline constexpr const char* kTraitTerminal = "terminal";
+/// A backend's trait per storage type it computes with kernels of its own: "native:Q8_0".
+/// The loader's conversion plan prefers those types (docs/plugins.md); a backend that
+/// declares none is judged by its devices' supports() alone; the bare prefix alone says
+/// "none" explicitly (a backend without kernels yet).
+inline constexpr const char* kTraitNativePrefix = "native:";
+/// A backend's trait when it computes every registered type through a generic kernel that
+/// dequantizes a few blocks at a time (the CPU).
+inline constexpr const char* kTraitGenericKernel = "generic_kernel";
 
 /// Everything a plugin library declares about itself.
 struct PluginDescriptor {
