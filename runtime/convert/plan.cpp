@@ -79,6 +79,12 @@ std::optional<OpKind> refused_op(const Device& dev, const TensorDesc& d, Storage
   const GraphTensor w = shaped(d, as);
   GraphNode n;
   std::vector<GraphTensor> ts{w};
+  if (as == StorageType::I32 && d.shape.size() == 1) {
+    // An act-order linear's input order: read by gather_cols, not multiplied.
+    ts = {plain({w.ne[0], 1}), w, plain({w.ne[0], 1})};
+    n.op = OpKind::gather_cols, n.src[0] = 0, n.src[1] = 1, n.dst = 2;
+    return dev.supports(n, ts) == Support::no ? std::optional<OpKind>(n.op) : std::nullopt;
+  }
   if (w.ne[2] > 1) {
     ts.push_back(plain({w.ne[0], 1, 1}));
     ts.push_back(plain({1, 1}, StorageType::I32));
