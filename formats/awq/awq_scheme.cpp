@@ -6,6 +6,7 @@
 
 #include "companion.hpp"
 #include "int_groups.hpp"
+#include "parallel.hpp"
 #include "names_text.hpp"
 
 namespace sy::awq {
@@ -67,12 +68,25 @@ Result<hf::DecodedLinear> AwqScheme::decode(const hf::TensorFinder& f, const std
   q.zeros.resize(static_cast<size_t>(out * groups));
   q.scales.resize(static_cast<size_t>(out * groups));
   const int64_t words = out / 8;
-  for (int64_t k = 0; k < in; ++k)
-    for (int64_t c = 0; c < words; ++c) {
-      const auto w = static_cast<uint32_t>(hfq::i32_at(*qw, static_cast<uint64_t>(k * words + c)));
-      for (int i = 0; i < 8; ++i)
-        q.codes[static_cast<size_t>((8 * c + i) * in + k)] = static_cast<uint8_t>((w >> (4 * kNibbleOf[i])) & 15u);
+  // A transpose: sixteen words of a qweight row (one cache line) hold 128 output rows. Each
+  // chunk gathers a 128 x 64 tile on the stack and writes it out row by row, since writing
+  // the rows column by column hits one cache set (rows are a power of two apart).
+  hfq::parallel_for((words + 15) / 16, [&](int64_t c0, int64_t c1) {
+    uint8_t tile[128][64];
+    for (int64_t cb = c0; cb < c1; ++cb) {
+      const int64_t cw = std::min<int64_t>(16, words - cb * 16);
+      for (int64_t k0 = 0; k0 < in; k0 += 64) {
+        const int64_t kk = std::min<int64_t>(64, in - k0);
+        for (int64_t k = 0; k < kk; ++k)
+          for (int64_t c = 0; c < cw; ++c) {
+            const auto w = static_cast<uint32_t>(hfq::i32_at(*qw, static_cast<uint64_t>((k0 + k) * words + cb * 16 + c)));
+            for (int i = 0; i < 8; ++i) tile[c * 8 + i][k] = static_cast<uint8_t>((w >> (4 * kNibbleOf[i])) & 15u);
+          }
+        for (int64_t r = 0; r < cw * 8; ++r)
+          std::memcpy(q.codes.data() + (cb * 128 + r) * in + k0, tile[r], static_cast<size_t>(kk));
+      }
     }
+  });
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t c = 0; c < words; ++c) {
       const auto w = static_cast<uint32_t>(hfq::i32_at(*qz, static_cast<uint64_t>(g * words + c)));

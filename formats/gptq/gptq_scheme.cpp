@@ -7,6 +7,7 @@
 #include "bitstream.hpp"
 #include "companion.hpp"
 #include "int_groups.hpp"
+#include "parallel.hpp"
 #include "names_text.hpp"
 
 namespace sy::gptq {
@@ -108,15 +109,33 @@ Result<hf::DecodedLinear> GptqScheme::decode(const hf::TensorFinder& f, const st
   q.codes.resize(static_cast<size_t>(out * in));
   q.zeros.resize(static_cast<size_t>(out * groups));
   q.scales.resize(static_cast<size_t>(out * groups));
-  for (int64_t n = 0; n < out; ++n) {
-    const auto word = [&](uint64_t w) { return hfq::i32_at(*qw, w * static_cast<uint64_t>(out) + static_cast<uint64_t>(n)); };
-    uint8_t* codes = q.codes.data() + n * in;
-    if (order->empty())
-      for (int64_t k = 0; k < in; ++k) codes[k] = static_cast<uint8_t>(stream_value(word, static_cast<uint64_t>(k), bits));
-    else
-      for (int64_t p = 0; p < in; ++p)
-        codes[p] = static_cast<uint8_t>(stream_value(word, static_cast<uint64_t>((*order)[static_cast<size_t>(p)]), bits));
-  }
+  // Each block of 32 inputs is `bits` words of a column, and sixteen adjacent columns share
+  // a cache line: a chunk of sixteen columns walks the rows block by block into buffers,
+  // then writes each column out (reordered for act-order).
+  hfq::parallel_for((out + 15) / 16, [&](int64_t c0, int64_t c1) {
+    std::vector<uint8_t> columns(static_cast<size_t>(16 * in));
+    uint32_t block[8];
+    for (int64_t cb = c0; cb < c1; ++cb) {
+      const int64_t n0 = cb * 16, nn = std::min<int64_t>(16, out - n0);
+      for (int64_t b = 0; b < in / 32; ++b)
+        for (int64_t c = 0; c < nn; ++c) {
+          for (int w = 0; w < bits; ++w)
+            block[w] = static_cast<uint32_t>(
+                hfq::i32_at(*qw, static_cast<uint64_t>(b * bits + w) * static_cast<uint64_t>(out) + static_cast<uint64_t>(n0 + c)));
+          uint8_t* col = columns.data() + c * in + b * 32;
+          for (int j = 0; j < 32; ++j)
+            col[j] = static_cast<uint8_t>(stream_value([&](uint64_t w) { return block[w]; }, static_cast<uint64_t>(j), bits));
+        }
+      for (int64_t c = 0; c < nn; ++c) {
+        const uint8_t* col = columns.data() + c * in;
+        uint8_t* codes = q.codes.data() + (n0 + c) * in;
+        if (order->empty())
+          std::memcpy(codes, col, static_cast<size_t>(in));
+        else
+          for (int64_t p = 0; p < in; ++p) codes[p] = col[(*order)[static_cast<size_t>(p)]];
+      }
+    }
+  });
   const uint32_t sym_zero = 1u << (bits - 1);
   const uint64_t zwords = static_cast<uint64_t>(out * bits / 32);
   for (int64_t g = 0; g < groups; ++g)

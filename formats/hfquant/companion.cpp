@@ -46,12 +46,6 @@ Status expect_shape(const FoundTensor& t, const std::vector<int64_t>& shape, con
                         "; the tensor or config.json does not belong to this checkpoint");
 }
 
-int32_t i32_at(const FoundTensor& t, uint64_t i) noexcept {
-  int32_t v;
-  std::memcpy(&v, t.data.data() + i * 4, 4);
-  return v;
-}
-
 float float_at(const FoundTensor& t, uint64_t i) noexcept {
   switch (t.tensor->dtype) {
     case Dtype::F32: {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -27,7 +28,11 @@ Status expect_dtype(const FoundTensor& t, std::initializer_list<Dtype> allowed);
 Status expect_shape(const FoundTensor& t, const std::vector<int64_t>& shape, const std::string& why);
 
 /// Element i, little-endian, of an I32 tensor.
-int32_t i32_at(const FoundTensor& t, uint64_t i) noexcept;
+inline int32_t i32_at(const FoundTensor& t, uint64_t i) noexcept {
+  int32_t v;
+  std::memcpy(&v, t.data.data() + i * 4, 4);
+  return v;
+}
 /// Element i of an F32, F16 or BF16 tensor, exactly.
 float float_at(const FoundTensor& t, uint64_t i) noexcept;
 /// The elements of a tensor's shape multiplied.

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "names_text.hpp"
+#include "parallel.hpp"
 #include "switchyard/quant.hpp"
 
 namespace sy::hfq {
@@ -29,22 +30,24 @@ Result<hf::DecodedLinear> to_int_groups(const IntLinear& q, const std::string& m
   d.rows = q.rows;
   d.cols = q.cols;
   d.bytes.resize(static_cast<size_t>(static_cast<uint64_t>(q.rows * blocks) * block));
-  for (int64_t n = 0; n < q.rows; ++n) {
-    const uint8_t* codes = q.codes.data() + n * q.cols;
-    for (int64_t b = 0; b < blocks; ++b) {
-      auto* out = reinterpret_cast<uint8_t*>(d.bytes.data()) + static_cast<uint64_t>(n * blocks + b) * block;
-      const int64_t k0 = b * g, grp = n * groups + k0 / q.group;
-      const uint16_t s = q.scales[static_cast<size_t>(grp)];
-      const uint16_t z = fp32_to_fp16(static_cast<float>(q.zeros[static_cast<size_t>(grp)]));
-      std::memcpy(out, &s, 2);
-      std::memcpy(out + 2, &z, 2);
-      if (four)
-        for (int64_t j = 0; j < g / 2; ++j)
-          out[4 + j] = static_cast<uint8_t>(codes[k0 + j] | (codes[k0 + j + g / 2] << 4));
-      else
-        std::memcpy(out + 4, codes + k0, static_cast<size_t>(g));
+  parallel_for(q.rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t n = r0; n < r1; ++n) {
+      const uint8_t* codes = q.codes.data() + n * q.cols;
+      for (int64_t b = 0; b < blocks; ++b) {
+        auto* out = reinterpret_cast<uint8_t*>(d.bytes.data()) + static_cast<uint64_t>(n * blocks + b) * block;
+        const int64_t k0 = b * g, grp = n * groups + k0 / q.group;
+        const uint16_t s = q.scales[static_cast<size_t>(grp)];
+        const uint16_t z = fp32_to_fp16(static_cast<float>(q.zeros[static_cast<size_t>(grp)]));
+        std::memcpy(out, &s, 2);
+        std::memcpy(out + 2, &z, 2);
+        if (four)
+          for (int64_t j = 0; j < g / 2; ++j)
+            out[4 + j] = static_cast<uint8_t>(codes[k0 + j] | (codes[k0 + j + g / 2] << 4));
+        else
+          std::memcpy(out + 4, codes + k0, static_cast<size_t>(g));
+      }
     }
-  }
+  });
   return d;
 }
 
