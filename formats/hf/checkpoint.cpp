@@ -7,6 +7,9 @@
 #include <map>
 #include <set>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "names_text.hpp"
@@ -85,6 +88,16 @@ Result<Checkpoint> open_index(const fs::path& dir, const fs::path& index) {
 }
 
 }  // namespace
+
+void release_pages(const Checkpoint& c) noexcept {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  for (const auto& s : c.shards) {
+    const auto b = s->bytes();
+    const auto begin = (reinterpret_cast<uintptr_t>(b.data()) + page - 1) & ~(page - 1);
+    const auto end = (reinterpret_cast<uintptr_t>(b.data()) + b.size()) & ~(page - 1);
+    if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
+}
 
 Result<std::string> read_text_file(const fs::path& path, uint64_t max_bytes) {
   std::error_code ec;

@@ -29,6 +29,11 @@ struct Checkpoint {
 /// beside it when it lists that file, else that file alone).
 Result<Checkpoint> open_checkpoint(const std::filesystem::path& path);
 
+/// Drops the shards' pages from this process's memory (they stay in the page cache, and a
+/// later read faults them back): after a quantized checkpoint is decoded, its source bytes
+/// are no longer needed.
+void release_pages(const Checkpoint& c) noexcept;
+
 /// A small JSON file read whole (at most `max_bytes`), as text; errors name the file.
 Result<std::string> read_text_file(const std::filesystem::path& path, uint64_t max_bytes);
 

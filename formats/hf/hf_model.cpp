@@ -92,6 +92,7 @@ Result<std::unique_ptr<Model>> Model::open(const fs::path& path, const QuantRead
   m->config_ = std::move(*c);
   m->ckpt_ = std::move(*ck);
   if (auto st = m->build(cfg_path.string()); !st) return st;
+  if (m->scheme_) release_pages(m->ckpt_);
   if (auto st = add_folder_metadata(dir, m->config_.md); !st) return st;
   return m;
 }
@@ -242,8 +243,10 @@ Status Model::add_quantized(const std::string& module, const std::string& config
     return error::unsupported("the quantized linear " + quoted_text(module) + " is not part of a " + config_.hf_arch +
                               " language model as this reader knows it; check that " + config_file +
                               " names the right architecture");
-  auto decoded = scheme_->decode(TensorFinder(ckpt_), module);
+  const TensorFinder finder(ckpt_);
+  auto decoded = scheme_->decode(finder, module);
   if (!decoded) return decoded.status();
+  finder.release_found();
   DecodedLinear d = std::move(*decoded);
   const uint64_t row_bytes = d.rows > 0 ? d.bytes.size() / static_cast<uint64_t>(d.rows) : 0;
   if (m.action == Action::permute_q || m.action == Action::permute_k) {

@@ -46,9 +46,13 @@ class TensorFinder {
   /// The tensor, or an empty FoundTensor (tensor == nullptr).
   [[nodiscard]] FoundTensor find(const std::string& name) const;
   [[nodiscard]] const std::filesystem::path& dir() const { return ck_.dir; }
+  /// Drops the pages of every tensor found so far from this process's memory: decoded, a
+  /// module's source bytes are not read again, and the peak stays near the decoded size.
+  void release_found() const noexcept;
 
  private:
   const Checkpoint& ck_;
+  mutable std::vector<std::span<const std::byte>> found_;
 };
 
 class QuantScheme {

@@ -120,7 +120,8 @@ Result<nlohmann::ordered_json> measure_row(const pipeline::Pipeline& p, const Ro
   }
 
   // Bytes per generated token, from the file's tensor table and this engine's cache.
-  auto desc = planner::describe_file(*(*rt)->registry, p.model.path, p.model.format);
+  // From the source the runtime opened: opening it again would decode a quantized folder twice.
+  auto desc = planner::describe_source((*rt)->model->source(), p.model.path);
   if (!desc) return desc.status();
   const auto& kv = eng.kv_cache();
   uint64_t state = 0;
@@ -130,7 +131,14 @@ Result<nlohmann::ordered_json> measure_row(const pipeline::Pipeline& p, const Ro
   uint64_t params = 0;
   for (const auto& t : desc->tensors) params += t.elements();
   std::error_code ec;
-  const auto file_bytes = std::filesystem::file_size(p.model.path, ec);
+  uint64_t file_bytes = 0;
+  if (std::filesystem::is_directory(p.model.path, ec)) {
+    // A Hugging Face folder: its weights are the safetensors files.
+    for (const auto& e : std::filesystem::directory_iterator(p.model.path, ec))
+      if (e.path().extension() == ".safetensors" && e.is_regular_file(ec)) file_bytes += e.file_size(ec);
+  } else {
+    file_bytes = std::filesystem::file_size(p.model.path, ec);
+  }
 
   nlohmann::ordered_json j;
   j["load_ms"] = load_ms;

@@ -30,6 +30,8 @@ class Model {
 
   [[nodiscard]] const HParams& hparams() const { return hp_; }
   [[nodiscard]] const Metadata& metadata() const { return source_->metadata(); }
+  /// The opened model file or folder the weights come from.
+  [[nodiscard]] const ModelSource& source() const { return *source_; }
   [[nodiscard]] const Architecture& architecture() const { return *arch_; }
   [[nodiscard]] const Weights& weights() const { return weights_; }
   /// Device index of layer il's cache and state.
