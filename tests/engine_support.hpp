@@ -24,6 +24,7 @@ struct EngineOptions {
   bool routing_stats = false;
   std::string backends = "[ { plugin: cpu, threads: 2 } ]";  ///< the pipeline's backends list
   std::string placement;                                    ///< the pipeline's placement map, if any
+  std::string format;                                       ///< the pipeline's format map, if any
 };
 
 /// The runtime for `model` with the build tree's plugins; throws with the reason on failure.
@@ -31,6 +32,7 @@ inline std::unique_ptr<engine::Runtime> bring_up_model(const std::filesystem::pa
   const std::string yaml = "model: { path: " + nlohmann::json(model.string()).dump() +
                            " }\nbackends: " + o.backends + "\n" +
                            (o.placement.empty() ? std::string() : "placement: " + o.placement + "\n") +
+                           (o.format.empty() ? std::string() : "format: " + o.format + "\n") +
                            "context: { length: " + std::to_string(o.ctx) +
                            ", kv_type: " + o.kv_type + ", parallel: " + std::to_string(o.parallel) +
                            ", ubatch: " + std::to_string(o.ubatch) + " }\nsampling: [ greedy ]\n";

@@ -1,5 +1,6 @@
 #include "fp8_scheme.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "companion.hpp"
@@ -12,6 +13,24 @@ using hfq::Dtype;
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// `module.input_scale` of a static-activation checkpoint: one positive finite value (F32
+// scalar in transformers' fp8, BF16 [1] in compressed-tensors), or 0 when the linear has none.
+Result<float> input_scale(const hf::TensorFinder& f, const std::string& module) {
+  const hfq::FoundTensor t = hfq::maybe(f, module, "input_scale");
+  if (!t.tensor) return 0.0f;
+  if (auto st = hfq::expect_dtype(t, {Dtype::F32, Dtype::BF16, Dtype::F16}); !st) return st;
+  if (hfq::elements(t) != 1)
+    return error::corrupt(t.file + ": tensor " + hf::quoted_text(t.tensor->name) + " has shape " +
+                          hfq::shape_text(t.tensor->shape) + "; a static activation scale is one number per linear "
+                          "(per-token or per-channel activation scales are not FP8 static checkpoints)");
+  const float v = hfq::float_at(t, 0);
+  if (!(v > 0) || !std::isfinite(v))
+    return error::corrupt(t.file + ": tensor " + hf::quoted_text(t.tensor->name) + " is " + std::to_string(v) +
+                          "; an activation scale is a positive finite number, so the checkpoint is damaged "
+                          "(download it again)");
+  return v;
 }
 
 class Fp8Scheme final : public hf::QuantScheme {
@@ -85,6 +104,11 @@ Result<hf::DecodedLinear> Fp8Scheme::decode(const hf::TensorFinder& f, const std
       std::memcpy(dst, &s, 4);
       std::memcpy(dst + 4, w.data.data() + n * in + b * 128, 128);
     }
+  if (s_.static_activations) {
+    auto is = input_scale(f, module);
+    if (!is) return is.status();
+    d.input_scale = *is;
+  }
   return d;
 }
 

@@ -18,7 +18,7 @@ enum class Granularity { tensor, channel, block };
 struct Settings {
   Granularity granularity = Granularity::tensor;  ///< what the config says; block needs block sizes
   int64_t block_out = 128, block_in = 128;
-  bool static_activations = false;                 ///< the checkpoint carries input_scale
+  bool static_activations = false;                 ///< the checkpoint carries input_scale, which decode() reads
 };
 
 /// The scheme for a checkpoint's quantization_config ("fp8" or "compressed-tensors").

@@ -270,7 +270,8 @@ Status Model::add_quantized(const std::string& module, const std::string& config
     Recipe r;
     r.owned = std::move(d.bytes);
     if (auto st = add({m.name, {d.cols, d.rows}, d.type, bytes}, std::move(r)); !st) return st;
-    return add_input_order(m.name, d.input_order);
+    if (auto st = add_input_order(m.name, d.input_order); !st) return st;
+    return d.input_scale > 0 ? add_input_scale(m.name, {d.input_scale}) : Status::ok();
   }
   if (m.expert >= config_.n_expert)
     return error::corrupt("the quantized linear " + quoted_text(module) + " belongs to expert " +
@@ -323,6 +324,19 @@ Status Model::stack_quantized(std::map<std::string, QuantStack>& stacks, const s
                                   "its own column order; Switchyard gathers one order per layer, so per-expert orders "
                                   "are planned (requantize the experts with desc_act false)");
     if (auto st = add_input_order(name, first->input_order); !st) return st;
+    // One scale per expert, [E]: the engine uses the largest for the layer's shared input,
+    // as vLLM's fused MoE does (docs/formats.md).
+    std::vector<float> scales;
+    for (size_t k = 0; k < s.parts.size(); ++k) {
+      if ((s.parts[k].input_scale > 0) != (first->input_scale > 0))
+        return error::corrupt("expert " + std::to_string(k) + " of " + name + (first->input_scale > 0 ? " lacks" : " has") +
+                              " an activation scale (input_scale) that another expert " +
+                              (first->input_scale > 0 ? "has" : "lacks") +
+                              "; the experts of one layer are quantized alike, so the checkpoint is damaged");
+      scales.push_back(s.parts[k].input_scale);
+    }
+    if (first->input_scale > 0)
+      if (auto st = add_input_scale(name, scales); !st) return st;
   }
   return Status::ok();
 }
@@ -336,6 +350,16 @@ Status Model::add_input_order(const std::string& weight, const std::vector<int32
   std::memcpy(r.owned.data(), order.data(), r.owned.size());
   const uint64_t bytes = r.owned.size();
   return add({base + ".input_order", {static_cast<int64_t>(order.size())}, StorageType::I32, bytes}, std::move(r));
+}
+
+Status Model::add_input_scale(const std::string& weight, const std::vector<float>& scales) {
+  const std::string base = weight.size() > 7 && weight.compare(weight.size() - 7, 7, ".weight") == 0
+                               ? weight.substr(0, weight.size() - 7) : weight;
+  Recipe r;
+  r.owned.resize(scales.size() * sizeof(float));
+  std::memcpy(r.owned.data(), scales.data(), r.owned.size());
+  const uint64_t bytes = r.owned.size();
+  return add({base + ".input_scale", {static_cast<int64_t>(scales.size())}, StorageType::F32, bytes}, std::move(r));
 }
 
 Result<std::span<const std::byte>> Model::view(size_t index) const noexcept {

@@ -57,6 +57,9 @@ class Model final : public ModelSource {
                        std::map<std::string, QuantStack>& stacks, std::map<std::string, int64_t>& skipped);
   /// `<weight minus .weight>.input_order`, I32, when the linear's columns are reordered.
   Status add_input_order(const std::string& weight, const std::vector<int32_t>& order);
+  /// `<weight minus .weight>.input_scale`, F32: the static activation scale of a linear
+  /// ([1]), or of each expert of a stacked one ([E]).
+  Status add_input_scale(const std::string& weight, const std::vector<float>& scales);
   Status stack_quantized(std::map<std::string, QuantStack>& stacks, const std::string& config_file);
 
   std::unique_ptr<QuantScheme> scheme_;

@@ -30,6 +30,9 @@ struct DecodedLinear {
   /// input_order[p] (GPTQ act-order, stored so that each group's columns are adjacent): the
   /// engine gathers the activation in this order before the product.
   std::vector<int32_t> input_order;
+  /// A static activation scale (FP8 `activation_scheme: static`), else 0: the engine may
+  /// quantize the linear's input with it (pipeline key format.fp8_activations).
+  float input_scale = 0;
 };
 
 /// A checkpoint tensor found by name, with its bytes in place in the mapped shard.

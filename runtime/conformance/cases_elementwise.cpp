@@ -1,5 +1,5 @@
 // Row and elementwise ops (F32 only): norms, softmax, activations, scale, add/mul with
-// broadcasting, swiglu. They read any layout on the CPU, so every one gets strided,
+// broadcasting, swiglu, fp8_qdq. They read any layout on the CPU, so every one gets strided,
 // permuted and transposed sources besides contiguous ones, a single row, and odd widths.
 #include <string>
 
@@ -74,6 +74,28 @@ void swiglu(std::vector<Case>& out) {
   }
 }
 
+// A static FP8 activation scale: one scale, and the per-expert scales of an MoE layer (the
+// op takes the largest). Scales near max|x| / 448 (a calibrated one) and smaller ones, so
+// that values saturate at +-448, land among the subnormals and on every binade between.
+void fp8_qdq(std::vector<Case>& out) {
+  struct S {
+    Dims ne;
+    Layout l;
+    std::vector<float> scales;
+  };
+  const S shapes[] = {S{{37, 5}, Layout::contiguous, {0.01f}}, S{{40, 3, 2}, Layout::permuted, {0.03f}},
+                      S{{24, 6}, Layout::transposed, {1e-3f, 4e-3f, 2.5e-3f, 3e-3f}},
+                      S{{53}, Layout::strided, {0.0123f}}};
+  for (const S& s : shapes) {
+    Builder b(OpKind::fp8_qdq, StorageType::F32, "F32", describe(s.ne, s.l) + "; " + std::to_string(s.scales.size()) +
+                                                            " scale" + (s.scales.size() > 1 ? "s" : ""));
+    const int32_t x = b.f32(s.ne, s.l, 3.0);
+    const int32_t sc = b.f32_values(s.scales, {static_cast<int64_t>(s.scales.size())}, "scale");
+    const int32_t d = b.dst(StorageType::F32, s.ne);
+    out.push_back(b.finish({x, sc}, d));
+  }
+}
+
 }  // namespace
 
 void add_elementwise_cases(std::vector<Case>& out) {
@@ -88,6 +110,7 @@ void add_elementwise_cases(std::vector<Case>& out) {
   binary(out, OpKind::add);
   binary(out, OpKind::mul);
   swiglu(out);
+  fp8_qdq(out);
 }
 
 }  // namespace sy::conformance::detail

@@ -110,6 +110,9 @@ Tolerance tolerance(const Case& c) {
     case OpKind::top_k:
     case OpKind::argsort: return {0, "indices: exact (the inputs have no ties)"};
     case OpKind::gather_cols: return {0, "values moved, not computed: exact"};
+    case OpKind::fp8_qdq:
+      return {0, "a division, a rounding to an FP8 code defined bit for bit and one multiply, each exact or one IEEE "
+                 "rounding: exact"};
     case OpKind::add:
     case OpKind::mul:
     case OpKind::scale:

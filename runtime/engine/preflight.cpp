@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "engine/runtime_setup.hpp"
+#include "model/static_scales.hpp"
 #include "planner/planner.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/bytes.hpp"
@@ -187,6 +188,14 @@ void check_trained_length(const pipeline::Pipeline& p, const planner::ModelDesc&
                  true});
 }
 
+// format.fp8_activations: static needs the checkpoint's scales; any other model (a GGUF, an
+// unquantized or dynamic-scheme checkpoint) would otherwise run weight-only without a word.
+void check_fp8_activations(const pipeline::Pipeline& p, const planner::ModelDesc& m, std::vector<Diagnostic>& out) {
+  if (p.format.fp8_activations != "static") return;
+  if (auto st = model::check_static_scales(m.tensors); !st)
+    out.push_back({p.where("format.fp8_activations"), m.name + ": " + st.message(), false});
+}
+
 }  // namespace
 
 uint64_t available_memory() {
@@ -223,6 +232,7 @@ std::vector<Diagnostic> preflight(const pipeline::Pipeline& p, const planner::Mo
   check_tokenizer(p, m, out);
   if (check_kv_type(p, m, out)) check_memory(p, m, o.available ? *o.available : available_memory(), out);
   check_trained_length(p, m, out);
+  check_fp8_activations(p, m, out);
   return out;
 }
 

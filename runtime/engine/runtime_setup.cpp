@@ -147,7 +147,8 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   if (!where) return where.status();
   auto m = model::Model::load(std::move(*opened), p.model.path, where->weights, where->layers,
                               model::WeightOptions{p.model.mmap, p.model.mlock, p.strict,
-                                                   convert::convert_to_type(p.format.convert_to)});
+                                                   convert::convert_to_type(p.format.convert_to),
+                                                   p.format.fp8_activations == "static"});
   if (!m) return m.status();
   rt->model = std::move(*m);
   // A model folder's own tokenizer.json stands in for model.tokenizer.

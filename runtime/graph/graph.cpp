@@ -99,6 +99,15 @@ TensorId Graph::op(OpKind kind, TensorId dst, std::initializer_list<TensorId> sr
   return dst;
 }
 
+TensorId Graph::op(OpKind kind, TensorId dst, std::span<const TensorId> src) {
+  GraphNode n;
+  n.op = kind;
+  n.dst = dst;
+  for (size_t k = 0; k < src.size() && k < static_cast<size_t>(kMaxSources); ++k) n.src[k] = src[k];
+  nodes_.push_back(n);
+  return dst;
+}
+
 TensorId Graph::unary(OpKind kind, TensorId x, std::initializer_list<float> f) {
   const GraphTensor& s = tensors_[static_cast<size_t>(x)];
   const TensorId d = tensor(StorageType::F32, s.ne[0], s.ne[1], s.ne[2], s.ne[3]);

@@ -57,6 +57,8 @@ class Graph {
   /// Appends a node writing `dst`; returns dst.
   TensorId op(OpKind kind, TensorId dst, std::initializer_list<TensorId> src, std::initializer_list<int32_t> i = {},
               std::initializer_list<float> f = {});
+  /// The same with a source count known only at run time (at most kMaxSources).
+  TensorId op(OpKind kind, TensorId dst, std::span<const TensorId> src);
 
   // Shorthands that create the destination with the usual shape.
   TensorId unary(OpKind kind, TensorId x, std::initializer_list<float> f = {});

@@ -245,6 +245,19 @@ TensorId Ctx::ordered_input(const GraphTensor* weight, TensorId x) const {
   return g.op(OpKind::gather_cols, g.tensor(StorageType::F32, order->ne[0], ne1, ne2, ne3), {x, ids});
 }
 
+TensorId Ctx::static_input(const GraphTensor* weight, TensorId x) const {
+  const auto scales = weights.input_scales(weight);
+  if (scales.empty()) return x;
+  for (const Quantized& q : quantized)
+    if (q.x == x && q.scale == scales.front()) return q.q;
+  std::vector<TensorId> src{x};
+  for (const GraphTensor* s : scales) src.push_back(w(s));
+  const GraphTensor& t = g.tensor_at(x);
+  const TensorId q = g.op(OpKind::fp8_qdq, g.tensor(StorageType::F32, t.ne[0], t.ne[1], t.ne[2], t.ne[3]), src);
+  quantized.push_back({x, scales.front(), q});
+  return q;
+}
+
 void Ctx::bind_inputs() {
   const int64_t n = in.n_tokens;
   tokens = g.input(StorageType::I32, in.tokens, n);
@@ -371,17 +384,17 @@ TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, const RouterConfig& r) {
   TensorId h;
   if (w.gate_up) {
     // One product per chosen expert, then the gate and up halves of each row as views.
-    const TensorId gu = g.matmul_id(c.w(w.gate_up), c.ordered_input(w.gate_up, x3), ids);  // [2 ff, k, n]
+    const TensorId gu = g.matmul_id(c.w(w.gate_up), c.linear_input(w.gate_up, x3), ids);  // [2 ff, k, n]
     const int64_t ff = w.gate_up->ne[1] / 2;
     const int64_t row = 2 * ff * 4;
     const TensorId gate = g.view(gu, {ff, k, n}, {row, row * k}, 0);
     const TensorId up = g.view(gu, {ff, k, n}, {row, row * k}, static_cast<size_t>(ff * 4));
     h = g.op(OpKind::swiglu, g.tensor(StorageType::F32, ff, k, n), {gate, up});
   } else {
-    h = g.binary(OpKind::swiglu, g.matmul_id(c.w(w.gate), c.ordered_input(w.gate, x3), ids),
-                 g.matmul_id(c.w(w.up), c.ordered_input(w.up, x3), ids));
+    h = g.binary(OpKind::swiglu, g.matmul_id(c.w(w.gate), c.linear_input(w.gate, x3), ids),
+                 g.matmul_id(c.w(w.up), c.linear_input(w.up, x3), ids));
   }
-  const TensorId y = g.matmul_id(c.w(w.down), c.ordered_input(w.down, h), ids);
+  const TensorId y = g.matmul_id(c.w(w.down), c.linear_input(w.down, h), ids);
   TensorId out = g.op(OpKind::moe_combine, g.tensor(StorageType::F32, embd, n), {y, weights});
   if (w.shared.up) {
     TensorId s = ffn(c, w.shared, x);

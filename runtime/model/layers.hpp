@@ -155,6 +155,13 @@ struct Ctx {
                   out_rows = -1;
   /// RoPE frequency factors every rope() applies, or null.
   const GraphTensor* rope_freqs = nullptr;
+  /// static_input()'s results: (input, first scale of the group) -> quantized input.
+  struct Quantized {
+    graph::TensorId x;
+    const GraphTensor* scale;
+    graph::TensorId q;
+  };
+  mutable std::vector<Quantized> quantized;
 
   void bind_inputs();
   /// A weight as a graph tensor.
@@ -162,9 +169,17 @@ struct Ctx {
   /// x gathered into the input order `weight`'s columns are stored in (act-order GPTQ);
   /// x itself for every other weight.
   graph::TensorId ordered_input(const GraphTensor* weight, graph::TensorId x) const;
-  /// weight x, with the input gathered first when the weight's columns are reordered.
+  /// x quantized to FP8 with the static activation scale of `weight` and the linears that
+  /// share its input (format.fp8_activations: static; Weights::input_scales), once per input
+  /// and scale group, so a gate and up projection still read one tensor; x itself otherwise.
+  graph::TensorId static_input(const GraphTensor* weight, graph::TensorId x) const;
+  /// What `weight`'s product reads: x statically quantized, then gathered, where they apply.
+  graph::TensorId linear_input(const GraphTensor* weight, graph::TensorId x) const {
+    return ordered_input(weight, static_input(weight, x));
+  }
+  /// weight x, with the input prepared by linear_input().
   graph::TensorId linear(const GraphTensor* weight, graph::TensorId x) const {
-    return g.matmul(w(weight), ordered_input(weight, x));
+    return g.matmul(w(weight), linear_input(weight, x));
   }
   /// A weight shared by every layer, from its copy on `device` when there is one.
   graph::TensorId w_on(const GraphTensor* t, int device) const { return w(weights.on_device(t, device)); }

@@ -13,6 +13,7 @@
 #include "graph/graph.hpp"
 #include "log/log.hpp"
 #include "model/prefault.hpp"
+#include "model/static_scales.hpp"
 #include "planner/model_desc.hpp"
 #include "switchyard/quant.hpp"
 
@@ -110,6 +111,9 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
   Weights w;
   auto lg = log::get("model");
   const auto descs = src.tensors();
+  if (opts.static_activations)
+    if (auto st = check_static_scales(descs); !st) return st;
+  w.static_activations_ = opts.static_activations;
   const auto& devices = where.devices;
   w.host_ = where.host;
   w.placed_.resize(devices.size());
@@ -337,6 +341,20 @@ const GraphTensor* Weights::input_order(const GraphTensor* weight) const {
     return find(name.substr(0, name.size() - kWeight.size()) + ".input_order");
   }
   return nullptr;
+}
+
+std::vector<const GraphTensor*> Weights::input_scales(const GraphTensor* weight) const {
+  if (!static_activations_) return {};
+  for (const auto& [name, t] : tensors_) {
+    if (&t != weight) continue;
+    std::vector<const GraphTensor*> out;
+    for (const std::string& w : same_input_weights(name)) {
+      if (w.size() <= 7) continue;
+      if (const GraphTensor* s = find(w.substr(0, w.size() - 7) + ".input_scale")) out.push_back(s);
+    }
+    return out;
+  }
+  return {};
 }
 
 const GraphTensor* Weights::find(std::string_view name) const {

@@ -29,6 +29,9 @@ struct WeightOptions {
   bool mlock = false;  ///< lock the weights' pages in RAM (needs the memlock limit)
   bool strict = false; ///< refuse a tensor its device cannot compute instead of moving it to RAM
   std::optional<StorageType> convert_to;  ///< format.convert_to: the type to requantize into where needed
+  /// format.fp8_activations: static: linears with an input_scale quantize their input with it
+  /// (static_scales.hpp); load refuses a model without such scales.
+  bool static_activations = false;
 };
 
 /// Where each tensor goes: devices in scheduler order, a device index per source tensor,
@@ -69,6 +72,10 @@ class Weights {
   /// The input order of a linear whose columns were stored reordered (`<name>.input_order`
   /// beside `<name>.weight`, GPTQ act-order), or nullptr.
   [[nodiscard]] const GraphTensor* input_order(const GraphTensor* weight) const;
+  /// With static activations (WeightOptions): the `.input_scale` tensors of the linears that
+  /// read the same input as `weight` (same_input_weights), whose largest element quantizes
+  /// that input; empty for weight-only runs and for linears without a scale.
+  [[nodiscard]] std::vector<const GraphTensor*> input_scales(const GraphTensor* weight) const;
   /// The device index holding a tensor of this model (or a view of one).
   [[nodiscard]] int device_of(const GraphTensor& t) const;
   /// The copy of a shared tensor on `device` (every layer's device gets one of the few
@@ -106,6 +113,7 @@ class Weights {
   std::vector<Replica> replicas_;
   convert::Plan plan_;
   int host_ = 0;
+  bool static_activations_ = false;
   int64_t converted_ = 0;
   int64_t kept_on_host_ = 0;
   uint64_t bytes_ = 0;

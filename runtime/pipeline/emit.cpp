@@ -98,9 +98,11 @@ std::string to_yaml(const Pipeline& p) {
   e << YAML::Key << "mlock" << YAML::Value << (p.model.mlock ? "true" : "false");
   e << YAML::EndMap;
 
-  if (!p.format.convert_to.empty()) {
+  if (!p.format.convert_to.empty() || p.format.fp8_activations != "weight_only") {
     e << YAML::Key << "format" << YAML::Value << YAML::BeginMap;
-    e << YAML::Key << "convert_to" << YAML::Value << p.format.convert_to;
+    if (!p.format.convert_to.empty()) e << YAML::Key << "convert_to" << YAML::Value << p.format.convert_to;
+    if (p.format.fp8_activations != "weight_only")
+      e << YAML::Key << "fp8_activations" << YAML::Value << p.format.fp8_activations;
     e << YAML::EndMap;
   }
 

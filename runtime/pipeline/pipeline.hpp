@@ -38,9 +38,11 @@ struct ModelConfig {
   bool mlock = false;
 };
 
-/// How weights a device has no kernel for are converted at load (convert/plan.hpp).
+/// How weights a device has no kernel for are converted at load (convert/plan.hpp), and
+/// whether an FP8 checkpoint's static activation scales are applied.
 struct FormatConfig {
   std::string convert_to;  ///< "q8_0", "q4_k", "f16" or empty (no requantization)
+  std::string fp8_activations = "weight_only";  ///< "weight_only" or "static" (docs/pipelines.md)
 };
 
 /// A plugin component with its validated parameters.

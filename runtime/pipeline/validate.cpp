@@ -26,7 +26,7 @@ namespace {
 
 const std::vector<std::string> kTop{"extends", "plugin_path", "strict", "model", "format", "backends",
                                     "placement", "context", "sampling", "server"};
-const std::vector<std::string> kFormat{"convert_to"};
+const std::vector<std::string> kFormat{"convert_to", "fp8_activations"};
 const std::vector<std::string> kModel{"path", "format", "tokenizer", "chat_template", "mmap", "mlock"};
 const std::vector<std::string> kPlacement{"gpu_layers", "cpu_moe", "overrides", "headroom", "min_headroom"};
 const std::vector<std::string> kContext{"length", "kv_type", "flash_attention", "batch", "ubatch", "parallel"};
@@ -251,6 +251,8 @@ class Validator {
     c_.check_keys(n, "format", kFormat);
     if (const Node* v = n.get("convert_to"))
       if (auto x = c_.choice(*v, "format.convert_to", convert::convert_to_choices())) f.convert_to = *x;
+    if (const Node* v = n.get("fp8_activations"))
+      if (auto x = c_.choice(*v, "format.fp8_activations", {"weight_only", "static"})) f.fp8_activations = *x;
   }
 
   void model_path(const Node& v, const std::string& text, const std::string& path, ModelConfig& m) {

@@ -27,7 +27,7 @@ std::string_view device_kind_name(DeviceKind k) noexcept {
 }
 
 namespace {
-constexpr std::array<std::pair<OpKind, std::string_view>, 26> kOps{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 27> kOps{{
     {OpKind::get_rows, "get_rows"}, {OpKind::rms_norm, "rms_norm"}, {OpKind::matmul, "matmul"},
     {OpKind::matmul_id, "matmul_id"}, {OpKind::add, "add"}, {OpKind::mul, "mul"}, {OpKind::scale, "scale"},
     {OpKind::swiglu, "swiglu"}, {OpKind::silu, "silu"}, {OpKind::gelu, "gelu"}, {OpKind::sigmoid, "sigmoid"},
@@ -36,7 +36,7 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 26> kOps{{
     {OpKind::delta_net, "delta_net"}, {OpKind::attention, "attention"},
     {OpKind::l2_norm, "l2_norm"}, {OpKind::softplus, "softplus"}, {OpKind::set_rows, "set_rows"},
     {OpKind::expert_weights, "expert_weights"}, {OpKind::moe_combine, "moe_combine"},
-    {OpKind::gather_cols, "gather_cols"},
+    {OpKind::gather_cols, "gather_cols"}, {OpKind::fp8_qdq, "fp8_qdq"},
 }};
 constexpr auto kOpList = [] {
   std::array<OpKind, kOps.size()> a{};

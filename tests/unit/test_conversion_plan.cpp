@@ -319,3 +319,25 @@ TEST_CASE("pipeline: format.convert_to takes q8_0, q4_k or f16, and nothing else
   REQUIRE_FALSE(key.ok());
   CHECK_THAT(pipeline::format_diagnostic(key.diagnostics.front()), Catch::Contains("convert"));
 }
+
+TEST_CASE("pipeline: format.fp8_activations is weight_only or static, weight_only by default", "[pipeline]") {
+  const std::vector<std::filesystem::path> dirs{SY_BUILD_PLUGIN_DIR};
+  pipeline::LoadOptions lo;
+  lo.fixed_search_dirs = &dirs;
+  lo.validate.model_file = false;
+  auto load = [&](const std::string& format) {
+    return pipeline::load_pipeline_from_text("model: m.gguf\nformat: " + format + "\nsampling: [ greedy ]\n", "p.yaml", lo);
+  };
+  CHECK(load("{ }").pipeline.format.fp8_activations == "weight_only");
+  for (const std::string v : {"weight_only", "static"}) {
+    auto r = load("{ fp8_activations: " + v + " }");
+    INFO(v);
+    REQUIRE(r.ok());
+    CHECK(r.pipeline.format.fp8_activations == v);
+  }
+  auto bad = load("{ fp8_activations: dynamic }");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(pipeline::format_diagnostic(bad.diagnostics.front()),
+             Catch::Contains("p.yaml:2:") && Catch::Contains("'format.fp8_activations' must be one of") &&
+                 Catch::Contains("weight_only") && Catch::Contains("static") && Catch::Contains("got 'dynamic'"));
+}

@@ -386,6 +386,27 @@ Status Executor::node(const SubGraph& g, const GraphNode& n) {
       });
       return Status::ok();
     }
+    case OpKind::fp8_qdq: {
+      const View x = view_of(src(0)), o = view_of(d);
+      if (!x.same_shape(o)) return bad(n, "shapes do not match");
+      // The largest scale of the linears that read this activation (graph.hpp).
+      float s = 0;
+      for (int k = 1; k < kMaxSources && n.src[k] >= 0; ++k) {
+        if (!is_f32(src(k))) return bad(n, "activation scales must be f32");
+        const View sc = view_of(src(k));
+        for (int64_t r = 0; r < sc.rows(); ++r)
+          for (int64_t i = 0; i < sc.ne[0]; ++i) s = std::max(s, sc.row(r)[i * sc.st[0]]);
+      }
+      if (!(s > 0) || !std::isfinite(s)) return bad(n, "the activation scale is not a positive finite number");
+      for_rows(&pool_, x.rows(), x.ne[0], [&](int64_t r0, int64_t r1, int) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const float* xr = x.row(r);
+          float* orow = o.row(r);
+          for (int64_t i = 0; i < x.ne[0]; ++i) orow[i * o.st[0]] = fp8_e4m3_qdq(xr[i * x.st[0]], s);
+        }
+      });
+      return Status::ok();
+    }
     case OpKind::moe_combine: {
       const View y = view_of(src(0)), w = view_of(src(1)), o = view_of(d);
       // Per token, terms added in expert order j from 0, as a sum per element would; the

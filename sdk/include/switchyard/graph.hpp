@@ -51,6 +51,7 @@ constexpr int kMaxSources = 8;
 /// | expert_weights | probs [experts, tokens], ids I32 [used, tokens] | i[0] renormalise; f[0] scale; dst [used, tokens] |
 /// | moe_combine | y [d, used, tokens], w [used, tokens] | - ; dst [d, tokens] = sum over used |
 /// | gather_cols | x F32 [k, rows...], ids I32 [m] (each < k) | - ; dst [m, rows...], dst[j, r] = x[ids[j], r] (an act-order GPTQ linear's input order) |
+/// | fp8_qdq | x F32, then 1 to 7 scale tensors F32 (any shape) | - ; dst shaped as x, dst = fp8_e4m3_qdq(x, s) (quant.hpp) with s the largest element of the scale tensors (a static FP8 activation scale; the largest of several is vLLM's choice for linears that share one activation) |
 /// | copy | x (any layout) | - ; dst contiguous, converted to dst's type |
 /// | set_rows | rows F32 [k, m], slots I32 [m] | - ; dst (a cache) row slots[i] = rows i, in dst's type |
 /// | conv1d | x [ch, tokens], w [K, ch], state F32 [(K-1) ch, slots], slot I32 [tokens] | - |

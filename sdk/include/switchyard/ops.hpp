@@ -12,6 +12,7 @@ enum class OpKind : uint32_t {
   get_rows, rms_norm, matmul, matmul_id, add, mul, scale, swiglu, silu, gelu, sigmoid,
   softmax, rope, top_k, argsort, concat, copy, conv1d, delta_net, attention,
   l2_norm, softplus, set_rows, expert_weights, moe_combine, gather_cols,
+  fp8_qdq,
 };
 
 /// Every op, in enum order.

@@ -19,6 +19,17 @@ float bf16_to_fp32(uint16_t h) noexcept;
 /// float -> bfloat16, round to nearest even (NaN stays NaN).
 uint16_t fp32_to_bf16(float f) noexcept;
 
+/// float8_e4m3fn code -> float, exact: sign, 4 exponent bits (bias 7), 3 mantissa bits,
+/// subnormals below 2^-6, no infinities; 0x7F and 0xFF are NaN, the largest value is 448.
+float fp8_e4m3_decode(uint8_t code) noexcept;
+/// float -> float8_e4m3fn, round to nearest even, saturating: finite values beyond +-448
+/// and infinities give +-448; NaN gives the NaN code of its sign (0x7F or 0xFF); -0 stays -0.
+uint8_t fp8_e4m3_encode(float x) noexcept;
+/// A static FP8 activation scale applied to x (vLLM's quantize of the activation, then the
+/// dequantize its FP8 GEMM folds into the output): decode(encode(clamp(x / s, -448, 448))) * s,
+/// in float32. NaN stays NaN.
+float fp8_e4m3_qdq(float x, float s) noexcept;
+
 /// True when dequantize_row() supports `type`.
 bool can_dequantize(StorageType type) noexcept;
 
