@@ -72,7 +72,7 @@ std::string type_name(StorageType t);
 // One function per op family (cases_<family>.cpp); each appends its cases.
 void add_matmul_cases(std::vector<Case>& out);       // matmul, matmul_id, get_rows
 void add_elementwise_cases(std::vector<Case>& out);  // unary, binary, norms, softmax, swiglu, scale, fp8_qdq
-void add_data_cases(std::vector<Case>& out);         // copy, concat, top_k, argsort, expert_weights, moe_combine
+void add_data_cases(std::vector<Case>& out);         // copy, concat, top_k, argsort, expert_weights, moe_combine, gather_cols
 void add_rope_cases(std::vector<Case>& out);         // rope
 void add_cache_cases(std::vector<Case>& out);        // set_rows, attention
 void add_recurrent_cases(std::vector<Case>& out);    // conv1d, delta_net

@@ -1,6 +1,6 @@
 // Data movement and routing: copy (any layout, and conversions to and from the cache
-// types), concat along each dimension, top_k and argsort (exact ids), expert_weights and
-// moe_combine.
+// types), concat along each dimension, top_k and argsort (exact ids), expert_weights,
+// moe_combine and gather_cols.
 #include <string>
 
 #include "conformance/case_builder.hpp"
@@ -128,6 +128,33 @@ void routing(std::vector<Case>& out) {
   }
 }
 
+// gather_cols: an act-order linear's input order (a permutation), and ids that repeat or
+// skip columns, over every layout.
+void gathers(std::vector<Case>& out) {
+  struct G {
+    Dims x;
+    Layout l;
+    int64_t m;
+    bool permutation;
+  };
+  const G cases[] = {{{64, 3}, Layout::contiguous, 64, true},
+                     {{37, 4}, Layout::strided, 10, false},
+                     {{32, 2, 3}, Layout::permuted, 32, true},
+                     {{24, 5}, Layout::transposed, 30, false}};
+  for (const G& c : cases) {
+    Builder b(OpKind::gather_cols, StorageType::F32, "F32",
+              with_layout(c.x, c.l) + "; " + std::to_string(c.m) + (c.permutation ? " ids, a permutation" : " ids"));
+    std::vector<int32_t> ids(static_cast<size_t>(c.m));
+    for (int64_t j = 0; j < c.m; ++j)
+      ids[static_cast<size_t>(j)] = static_cast<int32_t>(c.permutation ? (j * 37 + 5) % c.x[0] : (j * 7 + 3) % c.x[0]);
+    const int32_t x = b.f32(c.x, c.l);
+    const int32_t id = b.ints(ids, {c.m}, "ids");
+    Dims d = c.x;
+    d[0] = c.m;
+    out.push_back(b.finish({x, id}, b.dst(StorageType::F32, d)));
+  }
+}
+
 }  // namespace
 
 void add_data_cases(std::vector<Case>& out) {
@@ -135,6 +162,7 @@ void add_data_cases(std::vector<Case>& out) {
   concats(out);
   selections(out);
   routing(out);
+  gathers(out);
 }
 
 }  // namespace sy::conformance::detail
