@@ -3,9 +3,10 @@
 // against a float64 dot of the runtime's reference dequantization (dequantize_row):
 // - the kernel alone, on the activations it was given (quantized for the integer types):
 //   float rounding only, the bound the other kernels' tests use;
-// - matmul and matmul_id on f32 activations: the integer types' results differ from the
-//   float64 dot by the activation quantization, bounded per element by what act_q8_0 can
-//   do (half a step, plus the f16 rounding of the step times 127), FP8's by f32 rounding.
+// - matmul and matmul_id on f32 activations: against the float64 dot with the activations
+//   as converted (float rounding only), and with the f32 activations, from which the
+//   integer types' results differ by the activation quantization, bounded per element by
+//   what act_q8_0 can do (half a step, plus the f16 rounding of the step times 127).
 // Odd group counts, row counts and token counts reach every loop tail.
 #include <catch2/catch.hpp>
 
@@ -130,6 +131,22 @@ double allowed_error(StorageType t, const std::vector<float>& w, const float* x)
     }
   }
   return bound + 1e-5 * magnitude + 1e-6;
+}
+
+// The activation row x as `kern` converts it, read back as floats.
+std::vector<float> seen_by(const DotKernel& kern, const float* x, int64_t n) {
+  std::vector<uint8_t> a(act_row_bytes(kern, n));
+  kern.quantize_act(n, x, a.data());
+  return act_values(kern, a, n);
+}
+
+// A matmul output against both references: the float64 dot with the converted activations
+// (float rounding only: a wrong tile, row or zero-point term shows here) and the one with
+// the f32 activations (within the conversion's bound: the conversion itself is right).
+void check_output(StorageType t, float got, const std::vector<float>& w, const float* x, const std::vector<float>& seen) {
+  const Exact e = exact_dot(w, seen.data());
+  CHECK(std::fabs(got - e.dot) <= 1e-5 * e.magnitude + 1e-6);
+  CHECK(std::fabs(got - exact_dot(w, x).dot) <= allowed_error(t, w, x));
 }
 
 // Every kernel set this CPU can run, with the ISA each must report (no silent fallback).
@@ -279,12 +296,11 @@ TEST_CASE("matmul of grouped and FP8 weights on every ISA is within the activati
         std::vector<uint8_t> scratch(matmul_scratch_bytes(t, k, m, isa));
         MatmulArgs a{w.data(), t, k, rows, x.data(), m, got.data()};
         REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t r = 0; r < rows; ++r) {
-            const float* xi = x.data() + i * k;
-            const double err = std::fabs(got[static_cast<size_t>(i * rows + r)] - exact_dot(wd[static_cast<size_t>(r)], xi).dot);
-            CHECK(err <= allowed_error(t, wd[static_cast<size_t>(r)], xi));
-          }
+        for (int64_t i = 0; i < m; ++i) {
+          const float* xi = x.data() + i * k;
+          const auto seen = seen_by(kern, xi, k);
+          for (int64_t r = 0; r < rows; ++r) check_output(t, got[static_cast<size_t>(i * rows + r)], wd[static_cast<size_t>(r)], xi, seen);
+        }
       }
     }
   }
@@ -313,15 +329,14 @@ TEST_CASE("matmul_id of grouped and FP8 experts on every ISA is within the activ
           std::fill(got.begin(), got.end(), std::nanf(""));
           MatmulIdArgs a{w.data(), t, k, rows, n_experts, x.data(), slots, ids, n_used, n_tokens, got.data()};
           REQUIRE(matmul_id(a, isa, pool, scratch).is_ok());
+          const DotKernel kern = dot_kernel(t, isa);
           for (int64_t tok = 0; tok < n_tokens; ++tok)
             for (int64_t j = 0; j < n_used; ++j) {
               const int64_t e = ids[static_cast<size_t>(j + tok * n_used)];
               const float* xi = x.data() + ((slots == 1 ? 0 : j) + tok * slots) * k;
-              for (int64_t r = 0; r < rows; ++r) {
-                const auto& wr = wd[static_cast<size_t>(e * rows + r)];
-                const double err = std::fabs(got[static_cast<size_t>((j + tok * n_used) * rows + r)] - exact_dot(wr, xi).dot);
-                CHECK(err <= allowed_error(t, wr, xi));
-              }
+              const auto seen = seen_by(kern, xi, k);
+              for (int64_t r = 0; r < rows; ++r)
+                check_output(t, got[static_cast<size_t>((j + tok * n_used) * rows + r)], wd[static_cast<size_t>(e * rows + r)], xi, seen);
             }
         }
       }
