@@ -115,24 +115,28 @@ inline __m256 e4m3_exact(__m128i codes8, float s) {
 
 template <bool E5M2, int R>
 void fp8_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out) {
-  __m256 acc[R][4];
-  for (int r = 0; r < R; ++r)
-    for (auto& v : acc[r]) v = _mm256_setzero_ps();
+  // Two accumulators per row (AVX2 has 16 registers: four rows of four would spill).
+  __m256 acc0[R], acc1[R];
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / 128; ++b, wb += 132) {
     const float s = ld_f32(wb);
     const u8* codes = wb + 4;
     const bool slow = !E5M2 && e4m3_slow(codes, s);
     const __m256 sv = _mm256_set1_ps(E5M2 ? s : s * 256.0f);
-    for (int j = 0; j < 16; ++j) {
+    const auto step = [&](int j, __m256* acc) {
       const __m128i c8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * j));
       const __m256 w = slow ? e4m3_exact(c8, s) : _mm256_mul_ps(_mm256_cvtph_ps(fp8_to_f16<E5M2>(c8)), sv);
       for (int r = 0; r < R; ++r) {
         const auto* x = reinterpret_cast<const float*>(ab + r * stride) + 128 * b + 8 * j;
-        acc[r][j & 3] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x), acc[r][j & 3]);
+        acc[r] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x), acc[r]);
       }
+    };
+    for (int j = 0; j < 16; j += 2) {
+      step(j, acc0);
+      step(j + 1, acc1);
     }
   }
-  for (int r = 0; r < R; ++r) out[r] = hsum(_mm256_add_ps(_mm256_add_ps(acc[r][0], acc[r][1]), _mm256_add_ps(acc[r][2], acc[r][3])));
+  for (int r = 0; r < R; ++r) out[r] = hsum(_mm256_add_ps(acc0[r], acc1[r]));
 }
 
 template <bool E5M2>
