@@ -105,7 +105,7 @@ TEST_CASE("generic kernel: a registered type without a kernel matches its float6
 }
 
 TEST_CASE("generic kernel: a built-in type without a kernel of its own runs from its bytes", "[cpu][types]") {
-  // FP8_E4M3 (one byte per element, scales kept apart): codes 0..63, values 0 to 1.875 * 2^-1.
+  // FP8_E4M3 (one byte per element, scales kept apart): codes 0..63, values 0 to 1.875.
   // The grouped and FP8 block layouts have kernels of their own (test_cpu_grouped.cpp).
   const int64_t k = 64;
   std::vector<uint8_t> w(static_cast<size_t>(k));
