@@ -1,5 +1,5 @@
 // The CPU's generic kernel: registered types with no kernel of their own (a plugin's, or
-// the built-in grouped and FP8 layouts) run from their own bytes, on every ISA, and match a
+// a built-in type such as FP8_E4M3) run from their own bytes, on every ISA, and match a
 // float64 dot of the type's reference dequantization.
 #include <catch2/catch.hpp>
 
@@ -104,26 +104,25 @@ TEST_CASE("generic kernel: a registered type without a kernel matches its float6
   }
 }
 
-TEST_CASE("generic kernel: the built-in grouped layout runs without a kernel of its own", "[cpu][types]") {
-  // I4_G32: f16 d, f16 z, 16 bytes of codes (low nibbles first); x = (q - z) * d.
+TEST_CASE("generic kernel: a built-in type without a kernel of its own runs from its bytes", "[cpu][types]") {
+  // FP8_E4M3 (one byte per element, scales kept apart): codes 0..63, values 0 to 1.875.
+  // The grouped and FP8 block layouts have kernels of their own (test_cpu_grouped.cpp).
   const int64_t k = 64;
-  std::vector<uint8_t> w(2 * 20);
-  for (int g = 0; g < 2; ++g) {
-    const uint16_t d = fp32_to_fp16(0.25f), z = fp32_to_fp16(8.0f);
-    std::memcpy(w.data() + g * 20, &d, 2);
-    std::memcpy(w.data() + g * 20 + 2, &z, 2);
-    for (int j = 0; j < 16; ++j) w[static_cast<size_t>(g * 20 + 4 + j)] = static_cast<uint8_t>(j | ((15 - j) << 4));
-  }
-  std::vector<float> row(64);
-  REQUIRE(dequantize_row(StorageType::I4_G32, w.data(), row.data(), k));
-  CHECK(row[0] == (0 - 8) * 0.25f);
-  CHECK(row[16] == (15 - 8) * 0.25f);
-  std::vector<float> x(64, 1.0f), y(1);
+  std::vector<uint8_t> w(static_cast<size_t>(k));
+  for (int j = 0; j < k; ++j) w[static_cast<size_t>(j)] = static_cast<uint8_t>(j);
+  std::vector<float> row(static_cast<size_t>(k));
+  REQUIRE(dequantize_row(StorageType::FP8_E4M3, w.data(), row.data(), k));
+  CHECK(row[8] == 0x1p-6f);  // exponent 1, mantissa 0
+  std::vector<float> x(static_cast<size_t>(k), 1.0f), y(1);
   ThreadPool pool(1);
-  MatmulArgs a{w.data(), StorageType::I4_G32, k, 1, x.data(), 1, y.data()};
-  std::vector<uint8_t> scratch(matmul_scratch_bytes(StorageType::I4_G32, k, 1, Isa::scalar));
-  REQUIRE(matmul(a, Isa::scalar, pool, scratch.data()).is_ok());
-  double s = 0;
-  for (float v : row) s += v;
-  CHECK(y[0] == Approx(s));
+  for (Isa isa : {Isa::scalar, detect_isa()}) {
+    CHECK(dot_kernel(StorageType::FP8_E4M3, isa).generic != nullptr);
+    CHECK(dot_kernel(StorageType::I4_G32, isa).dot != nullptr);
+    MatmulArgs a{w.data(), StorageType::FP8_E4M3, k, 1, x.data(), 1, y.data()};
+    std::vector<uint8_t> scratch(matmul_scratch_bytes(StorageType::FP8_E4M3, k, 1, isa));
+    REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
+    double s = 0;
+    for (float v : row) s += v;
+    CHECK(y[0] == Approx(s));
+  }
 }

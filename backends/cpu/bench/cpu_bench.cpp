@@ -2,6 +2,8 @@
 //   memory_bandwidth/threads:N   reading a 1 GiB buffer, the ceiling for memory-bound GEMV
 //   gemv/<TYPE>/threads:N        one activation row against a weight matrix far larger than
 //                                any cache; bytes_per_second counts weight bytes only
+//   gemv_shape/<TYPE>/rows:R     decode at a model's shape (4096 x R weights, from memory):
+//                                compare types' times at equal shapes
 //   moe_layer/tokens:N           one MoE FFN (gate, up, SwiGLU, down over 256 experts, 8 used, the
 //                                35B-A3B's shapes) through the Executor, as the runtime runs it;
 //                                N = 1 is a decode step, 512 a prefill ubatch
@@ -60,6 +62,32 @@ void memory_bandwidth(benchmark::State& state) {
   std::free(buf);
 }
 
+// One weight row of `type` from the floats in `row`: the type's quantizer where it has one;
+// the grouped and FP8 block types (no quantizer: format plugins repack checkpoints into
+// them) get random codes under sane scales (f16 d = 0.01 and z = 8 or 128; f32 s = 0.01),
+// and no E4M3 NaN code, which would take the kernels' slow path.
+void bench_row(StorageType type, const std::vector<float>& row, uint8_t* dst, std::mt19937& rng) {
+  const int64_t k = static_cast<int64_t>(row.size());
+  if (quantize_row(type, row.data(), dst, k).is_ok()) return;
+  const auto& info = storage_type_info(type);
+  const size_t bb = info.block_bytes, bytes = *storage_row_bytes(type, static_cast<uint64_t>(k));
+  const bool fp8 = type == StorageType::FP8_E4M3_B128 || type == StorageType::FP8_E5M2_B128;
+  const bool i8 = type == StorageType::I8_G32 || type == StorageType::I8_G64 || type == StorageType::I8_G128;
+  for (size_t off = 0; off < bytes; off += bb) {
+    for (size_t j = 0; j < bb; ++j) dst[off + j] = static_cast<uint8_t>(rng());
+    if (fp8) {
+      const float s = 0.01f;
+      std::memcpy(dst + off, &s, 4);
+      for (size_t j = 4; j < bb; ++j)
+        if ((dst[off + j] & 0x7c) == 0x7c) dst[off + j] ^= 0x40;  // finite in both FP8 encodings
+    } else {
+      const uint16_t d = fp32_to_fp16(0.01f), z = fp32_to_fp16(i8 ? 128.0f : 8.0f);
+      std::memcpy(dst + off, &d, 2);
+      std::memcpy(dst + off + 2, &z, 2);
+    }
+  }
+}
+
 void gemv(benchmark::State& state, StorageType type) {
   const int threads = static_cast<int>(state.range(0));
   const int64_t k = 4096;
@@ -72,7 +100,7 @@ void gemv(benchmark::State& state, StorageType type) {
     std::vector<float> row(k);
     std::vector<uint8_t> q(row_bytes);
     for (auto& v : row) v = nd(rng);
-    (void)quantize_row(interleave_base(type), row.data(), q.data(), k);
+    bench_row(interleave_base(type), row, q.data(), rng);
     for (int64_t r = 0; r < rows; ++r) std::memcpy(w.data() + static_cast<size_t>(r) * row_bytes, q.data(), row_bytes);
     if (interleave_rows(type) > 1) {  // an interleaved layout (an _X16 type), as the loader repacks it
       std::vector<uint8_t> rowmajor = w;
@@ -92,6 +120,70 @@ void gemv(benchmark::State& state, StorageType type) {
   state.SetLabel(std::string(isa_name(isa)));
 }
 
+// Decode at a model's shape: one activation row against a k = 4096 matrix of `rows` rows
+// (4096: an 8B model's attention projections; 12288: its FFN), so types compare at equal
+// shapes whatever they cost per element (gemv/ above compares bandwidths at equal bytes).
+// As in a decode step, the weights come from memory (memory:1): each iteration takes the
+// next of enough copies of the matrix (384 MiB in all) that none is still in cache. With
+// memory:0 the one matrix stays in cache where it fits: the kernels' compute ceiling.
+// The weights are built once per (type, shape) and kept for the benchmark's repetitions:
+// 64 random rows repeated (the kernels' speed does not depend on the values), then copied.
+struct ShapeWeights {
+  StorageType type = StorageType::F32;
+  int64_t rows = 0;
+  size_t copies = 0;
+  std::vector<uint8_t> w;
+};
+
+const ShapeWeights& shape_weights(StorageType type, int64_t k, int64_t rows, size_t copies) {
+  static ShapeWeights cached;
+  if (cached.type == type && cached.rows == rows && cached.copies == copies) return cached;
+  cached = ShapeWeights{type, rows, copies, {}};
+  const size_t row_bytes = *storage_row_bytes(type, static_cast<uint64_t>(k)), bytes = row_bytes * static_cast<size_t>(rows);
+  constexpr int64_t kDistinct = 64;
+  std::vector<uint8_t> distinct(row_bytes * kDistinct);
+  std::mt19937 rng(4);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> row(static_cast<size_t>(k));
+  for (int64_t r = 0; r < kDistinct; ++r) {
+    for (auto& v : row) v = nd(rng);
+    bench_row(interleave_base(type), row, distinct.data() + static_cast<size_t>(r) * row_bytes, rng);
+  }
+  cached.w.resize(bytes * copies);
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(cached.w.data() + static_cast<size_t>(r) * row_bytes, distinct.data() + static_cast<size_t>(r % kDistinct) * row_bytes, row_bytes);
+  if (interleave_rows(type) > 1) {
+    std::vector<uint8_t> rowmajor(cached.w.begin(), cached.w.begin() + static_cast<ptrdiff_t>(bytes));
+    (void)repack_rows(type, rowmajor.data(), cached.w.data(), k, rows);
+  }
+  for (size_t c = 1; c < copies; ++c) std::memcpy(cached.w.data() + c * bytes, cached.w.data(), bytes);
+  return cached;
+}
+
+void gemv_shape(benchmark::State& state, StorageType type) {
+  const int64_t k = 4096, rows = state.range(0);
+  const int threads = static_cast<int>(state.range(1));
+  const size_t bytes = *storage_row_bytes(type, k) * static_cast<size_t>(rows);
+  const size_t copies = state.range(2) ? std::max<size_t>(2, (size_t{384} << 20) / bytes) : 1;
+  const std::vector<uint8_t>& w = shape_weights(type, k, rows, copies).w;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> x(k), y(static_cast<size_t>(rows));
+  for (auto& v : x) v = nd(rng);
+  const Isa isa = detect_isa();
+  std::vector<uint8_t> scratch(matmul_scratch_bytes(type, k, 1, isa));
+  ThreadPool pool(threads);
+  size_t next = 0;
+  for (auto _ : state) {
+    MatmulArgs a{w.data() + next * bytes, type, k, rows, x.data(), 1, y.data()};
+    next = (next + 1) % copies;
+    if (!matmul(a, isa, pool, scratch.data()).is_ok()) state.SkipWithError("matmul failed");
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
+  state.SetLabel(std::string(isa_name(isa)));
+}
+
 // The kernel alone on cached data: 256 KiB of weight rows against one activation row.
 // Measured in CPU time, so a busy machine slows the run but not the figure much.
 void dot_cached(benchmark::State& state, StorageType type) {
@@ -106,7 +198,7 @@ void dot_cached(benchmark::State& state, StorageType type) {
   std::vector<float> row(k);
   for (int64_t r = 0; r < rows; ++r) {
     for (auto& v : row) v = nd(rng);
-    (void)quantize_row(type, row.data(), w.data() + static_cast<size_t>(r) * row_bytes, k);
+    bench_row(type, row, w.data() + static_cast<size_t>(r) * row_bytes, rng);
   }
   for (auto& v : row) v = nd(rng);
   std::vector<uint8_t> act(act_row_bytes(kern, k));
@@ -132,7 +224,7 @@ void gemm(benchmark::State& state, StorageType type) {
   std::vector<float> row(k);
   for (int64_t r = 0; r < rows; ++r) {
     for (auto& v : row) v = nd(rng);
-    (void)quantize_row(interleave_base(type), row.data(), w.data() + static_cast<size_t>(r) * row_bytes, k);
+    bench_row(interleave_base(type), row, w.data() + static_cast<size_t>(r) * row_bytes, rng);
   }
   if (interleave_rows(type) > 1) {
     std::vector<uint8_t> rowmajor = w;
@@ -244,18 +336,29 @@ void register_all() {
   benchmark::RegisterBenchmark("memory_bandwidth", memory_bandwidth)->Arg(1)->Arg(t)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
   for (auto type : {StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q8_0_X16,
                     StorageType::Q4_0, StorageType::Q4_0_X16,
-                    StorageType::Q5_K, StorageType::IQ4_XS, StorageType::F16, StorageType::F32})
+                    StorageType::Q5_K, StorageType::IQ4_XS, StorageType::F16, StorageType::F32,
+                    StorageType::I4_G128, StorageType::I8_G128, StorageType::FP8_E4M3_B128})
     benchmark::RegisterBenchmark(("gemv/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { gemv(s, type); })
         ->Arg(1)->Arg(t)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
+  for (auto type : {StorageType::Q4_0, StorageType::Q4_0_X16, StorageType::Q4_K_X16, StorageType::Q8_0, StorageType::I4_G32,
+                    StorageType::I4_G64, StorageType::I4_G128, StorageType::I8_G32, StorageType::I8_G128,
+                    StorageType::FP8_E4M3_B128, StorageType::FP8_E5M2_B128})
+    benchmark::RegisterBenchmark(("gemv_shape/" + std::string(storage_type_name(type))).c_str(),
+                                 [type](benchmark::State& s) { gemv_shape(s, type); })
+        ->Args({4096, t, 1})->Args({12288, t, 1})->Args({4096, t, 0})->Args({4096, 1, 1})->Args({4096, 1, 0})
+        ->ArgNames({"rows", "threads", "memory"})
+        ->UseRealTime()->Unit(benchmark::kMicrosecond);
   for (auto type : {StorageType::Q4_K, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q4_0, StorageType::Q5_K,
                     StorageType::IQ4_XS, StorageType::Q4_1, StorageType::Q5_0, StorageType::Q5_1, StorageType::IQ4_NL,
-                    StorageType::Q2_K, StorageType::Q3_K, StorageType::BF16, StorageType::F16})
+                    StorageType::Q2_K, StorageType::Q3_K, StorageType::BF16, StorageType::F16, StorageType::I4_G32,
+                    StorageType::I4_G128, StorageType::I8_G128, StorageType::FP8_E4M3_B128, StorageType::FP8_E5M2_B128})
     benchmark::RegisterBenchmark(("dot_cached/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { dot_cached(s, type); })
         ->Unit(benchmark::kMicrosecond);
   for (auto type : {StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q8_0_X16,
-                    StorageType::Q4_0, StorageType::Q4_0_X16, StorageType::Q5_K, StorageType::IQ4_XS})
+                    StorageType::Q4_0, StorageType::Q4_0_X16, StorageType::Q5_K, StorageType::IQ4_XS, StorageType::I4_G128,
+                    StorageType::I8_G128, StorageType::FP8_E4M3_B128})
     benchmark::RegisterBenchmark(("gemm/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { gemm(s, type); })
         ->Args({t, 64})->Args({t, 256})->ArgNames({"threads", "m"})->UseRealTime()->Unit(benchmark::kMillisecond);

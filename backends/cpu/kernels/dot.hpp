@@ -75,11 +75,23 @@ void act_f32(int64_t n, const float* x, void* out);
 void act_bf16(int64_t n, const float* x, void* out);
 void act_q8_0(int64_t n, const float* x, void* out);
 void act_q8_k(int64_t n, const float* x, void* out);
+/// Q8_0 in 40-byte blocks carrying each block's level sum (act_q8_sums.hpp), for kernels
+/// that take an offset back through the sums (Q4_0_X16, Q8_0_X16).
+void act_q8_0_sums(int64_t n, const float* x, void* out);
+size_t act_q8_0_sums_bytes(int64_t n);
+/// Q8_0 levels, block scales and f32 sums of d * sum per 32, 64 and 128 elements, in a
+/// planar layout (act_q8_sums.hpp), for the grouped integer types (I4_G*, I8_G*): their
+/// zero-point term is one load per group.
+void act_q8_0_gsums(int64_t n, const float* x, void* out);
+size_t act_q8_0_gsums_bytes(int64_t n);
 
 /// The scalar reference kernels (for tests and as the fallback).
 DotKernel dot_kernel_scalar(StorageType weight);
 /// The scalar references of the interleaved types (reached through dot_kernel_scalar()).
 DotKernel dot_kernel_scalar_x16(StorageType weight);
+/// The scalar references of the grouped integer and FP8 block types (I4_G*, I8_G*,
+/// FP8_*_B128); an empty DotKernel for other types.
+DotKernel dot_kernel_scalar_grouped(StorageType weight);
 #if defined(__x86_64__)
 DotKernel dot_kernel_avx2(StorageType weight);
 DotKernel dot_kernel_avx512(StorageType weight);
@@ -92,6 +104,11 @@ struct Avx512Ext {
 DotKernel dot_kernel_avx512_best(StorageType weight, Avx512Ext ext);
 /// The VNNI kernels of the interleaved types; an empty DotKernel for other types.
 DotKernel dot_kernel_avx512_vnni_x16(StorageType weight);
+/// The grouped integer and FP8 block types' kernels per ISA (dot_grouped_*.cpp); an empty
+/// DotKernel for other types (and, for VNNI, for the FP8 types, which have no integer dot).
+DotKernel dot_kernel_avx2_grouped(StorageType weight);
+DotKernel dot_kernel_avx512_grouped(StorageType weight);
+DotKernel dot_kernel_avx512_vnni_grouped(StorageType weight);
 #endif
 
 }  // namespace sy::cpu

@@ -427,7 +427,10 @@ DotKernel dot_kernel_avx2(StorageType w) {
     case T::IQ4_XS: return {T::Q8_K, dot_iq4_xs, act_q8_k, Isa::avx2, dot4_avx2(w)};
     case T::Q2_K: return {T::Q8_K, dot_q2_k, act_q8_k, Isa::avx2};
     case T::Q3_K: return {T::Q8_K, dot_q3_k, act_q8_k, Isa::avx2};
-    default: return dot_kernel_scalar(w);
+    default: {
+      const DotKernel grouped = dot_kernel_avx2_grouped(w);
+      return grouped.dot ? grouped : dot_kernel_scalar(w);
+    }
   }
 }
 

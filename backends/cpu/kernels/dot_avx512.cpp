@@ -337,8 +337,9 @@ DotKernel dot_kernel_avx512(StorageType w) {
     case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx512, dot4_q4_k};
     case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx512, dot4_q6_k};
     default: {
-      const DotKernel extra = dot_kernel_avx512_extra(w);
-      return extra.dot ? extra : dot_kernel_avx2(w);
+      if (const DotKernel extra = dot_kernel_avx512_extra(w); extra.dot) return extra;
+      const DotKernel grouped = dot_kernel_avx512_grouped(w);
+      return grouped.dot ? grouped : dot_kernel_avx2(w);
     }
   }
 }

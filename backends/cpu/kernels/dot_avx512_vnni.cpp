@@ -175,7 +175,10 @@ DotKernel dot_kernel_avx512_vnni(StorageType w) {
     case T::IQ4_NL: return q0(sym32<IQ4_NLL>, dot4_sym32<IQ4_NLL>);
     case T::Q4_1: return q0(affine32<Q4_1L>, dot4_affine32<Q4_1L>);
     case T::Q5_1: return q0(affine32<Q5_1L>, dot4_affine32<Q5_1L>);
-    default: return dot_kernel_avx512_vnni_k(w);
+    default: {
+      const DotKernel k = dot_kernel_avx512_vnni_k(w);
+      return k.dot ? k : dot_kernel_avx512_vnni_grouped(w);
+    }
   }
 }
 

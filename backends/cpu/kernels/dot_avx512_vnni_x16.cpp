@@ -10,6 +10,7 @@
 // the call.
 #include <cstring>
 
+#include "act_q8_sums.hpp"
 #include "dot_avx512_vnni_common.hpp"
 
 namespace sy::cpu {
@@ -111,28 +112,12 @@ void q4k_x16(int64_t n, const void* w, const void* a, size_t stride, float* cons
   for (int t = 0; t < T; ++t) _mm512_storeu_ps(out[t], acc[t]);
 }
 
-// Q4_0_X16 and Q8_0_X16 read Q8_0 activations in a layout of their own, 40 bytes a block:
-// f32 d (the f16 value Q8_0 stores), the int32 sum of the block's 32 levels, then the
-// levels. The sums take the weights' offset back (below); computed once per activation row
-// rather than once per 16-row group, they leave 16 rows only vpdpbusd and one multiply-add
-// per block (gemv/Q4_0_X16 from 512 MiB, 2 threads: 43-53 -> 60-68 GB/s).
-constexpr size_t kQ8S = 40;
-
-size_t act_q8_0_sums_bytes(int64_t n) { return static_cast<size_t>(n / 32) * kQ8S; }
-
-void act_q8_0_sums(int64_t n, const float* x, void* out) {
-  auto* o = static_cast<u8*>(out);
-  u8 q[34];
-  for (int64_t b = 0; b < n / 32; ++b, o += kQ8S) {
-    act_q8_0(32, x + 32 * b, q);
-    const float d = avx512::f16(q);
-    int sum = 0;
-    for (int i = 0; i < 32; ++i) sum += static_cast<int8_t>(q[2 + i]);
-    std::memcpy(o, &d, 4);
-    std::memcpy(o + 4, &sum, 4);
-    std::memcpy(o + 8, q + 2, 32);
-  }
-}
+// Q4_0_X16 and Q8_0_X16 read Q8_0 activations in act_q8_0_sums' layout (act_q8_sums.hpp),
+// 40 bytes a block: f32 d, the int32 sum of the block's 32 levels, then the levels. The
+// sums take the weights' offset back (below); computed once per activation row rather than
+// once per 16-row group, they leave 16 rows only vpdpbusd and one multiply-add per block
+// (gemv/Q4_0_X16 from 512 MiB, 2 threads: 43-53 -> 60-68 GB/s).
+constexpr size_t kQ8S = q8s::kBlock;
 
 inline __m512 bcast_f32(const u8* p) {
   float v;

@@ -360,7 +360,10 @@ DotKernel dot_kernel_scalar(StorageType w) {
     case T::Q5_K: return qk(dot_q5_k);
     case T::Q6_K: return qk(dot_q6_k);
     case T::IQ4_XS: return qk(dot_iq4_xs);
-    default: return dot_kernel_scalar_x16(w);
+    default: {
+      const DotKernel grouped = dot_kernel_scalar_grouped(w);
+      return grouped.dot ? grouped : dot_kernel_scalar_x16(w);
+    }
   }
 }
 
