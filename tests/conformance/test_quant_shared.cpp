@@ -238,7 +238,8 @@ void check_logits(const fs::path& dir, const fs::path& run_path, double relative
   for (size_t i = 0; i < ids.size(); ++i) {
     const double bound = relative * (1 + row_max(rows[i]));
     double d = 0;
-    for (int64_t k = 0; k < nv; ++k) d = std::max(d, std::abs(all[i * static_cast<size_t>(nv) + static_cast<size_t>(k)] - rows[i][static_cast<size_t>(k)]));
+    for (int64_t k = 0; k < nv; ++k)
+      d = std::max(d, std::abs(all[i * static_cast<size_t>(nv) + static_cast<size_t>(k)] - rows[i][static_cast<size_t>(k)]));
     worst = std::max(worst, d / bound);
     INFO("position " << i << ": max |diff| " << d << ", bound " << bound);
     CHECK(d <= bound);
@@ -261,6 +262,66 @@ void check_logits(const fs::path& dir, const fs::path& run_path, double relative
             << worst << " of its bound (relative " << relative << ")\n";
 }
 
+
+// The decoded model with every tensor but the input orders widened to F32, as a GGUF.
+void write_widened(const fs::path& dir, const fs::path& out) {
+  const auto reader = reader_for(dir);
+  auto m = sy::hf::Model::open(dir, &reader);
+  REQUIRE(m.has_value());
+  const sy::ModelSource& src = **m;
+  sy::gguf::Writer w;
+  for (const auto& [k, val] : src.metadata().entries()) w.add(k, val);
+  std::vector<std::vector<std::byte>> data;
+  const auto ts = src.tensors();
+  for (size_t i = 0; i < ts.size(); ++i) {
+    std::vector<std::byte> raw(ts[i].bytes);
+    REQUIRE(src.read(i, 0, raw).is_ok());
+    sy::TensorDesc d = ts[i];
+    if (d.type != sy::StorageType::F32 && d.type != sy::StorageType::I32) {
+      const uint64_t n = d.elements();
+      std::vector<std::byte> f(n * 4);
+      REQUIRE(sy::dequantize_row(d.type, raw.data(), reinterpret_cast<float*>(f.data()), static_cast<int64_t>(n)).is_ok());
+      raw = std::move(f);
+      d.type = sy::StorageType::F32;
+      d.bytes = n * 4;
+    }
+    data.push_back(std::move(raw));
+    w.add_tensor(d, data.back());
+  }
+  REQUIRE(w.write(out).is_ok());
+}
+
+// Per position of `ids` fed one token at a time: the logits, and per MoE layer the experts
+// the token chose (the routing counts' change over its step).
+struct Stepped {
+  std::vector<std::vector<float>> logits;
+  std::vector<std::vector<std::vector<int64_t>>> experts;  // [position][layer] -> chosen experts
+};
+
+Stepped step_through(const fs::path& run_path, const std::vector<int32_t>& ids, sy::test::EngineOptions o = {}) {
+  o.routing_stats = true;
+  auto rt = sy::test::bring_up_model(run_path, o);
+  auto& e = *rt->engine;
+  REQUIRE(e.kv().add(0).is_ok());
+  Stepped s;
+  std::vector<std::vector<uint64_t>> before = e.routing_counts();
+  for (int32_t t : ids) {
+    const sy::engine::BatchToken bt{0, t, true};
+    std::vector<float> l;
+    REQUIRE(e.decode({&bt, 1}, l).is_ok());
+    s.logits.push_back(l);
+    const auto& now = e.routing_counts();
+    std::vector<std::vector<int64_t>> chosen(now.size());
+    for (size_t layer = 0; layer < now.size(); ++layer)
+      for (size_t x = 0; x < now[layer].size(); ++x)
+        if (now[layer][x] != (layer < before.size() && x < before[layer].size() ? before[layer][x] : 0))
+          chosen[layer].push_back(static_cast<int64_t>(x));
+    s.experts.push_back(std::move(chosen));
+    before = now;
+  }
+  return s;
+}
+
 }  // namespace
 
 // The decoding alone: every tensor of the decoded model widened to F32 (the act-order input
@@ -271,31 +332,8 @@ void check_logits(const fs::path& dir, const fs::path& run_path, double relative
 TEST_CASE("quantized checkpoints: decoded and widened to F32, the reference logits to float32 accuracy", "[hfquant][engine]") {
   for (const Variant& v : quantized_variants()) {
     DYNAMIC_SECTION(v.model << "/" << v.name) {
-      const auto reader = reader_for(v.dir());
-      auto m = sy::hf::Model::open(v.dir(), &reader);
-      REQUIRE(m.has_value());
-      const sy::ModelSource& src = **m;
-      sy::gguf::Writer w;
-      for (const auto& [k, val] : src.metadata().entries()) w.add(k, val);
-      std::vector<std::vector<std::byte>> data;
-      const auto ts = src.tensors();
-      for (size_t i = 0; i < ts.size(); ++i) {
-        std::vector<std::byte> raw(ts[i].bytes);
-        REQUIRE(src.read(i, 0, raw).is_ok());
-        sy::TensorDesc d = ts[i];
-        if (d.type != sy::StorageType::F32 && d.type != sy::StorageType::I32) {
-          const uint64_t n = d.elements();
-          std::vector<std::byte> f(n * 4);
-          REQUIRE(sy::dequantize_row(d.type, raw.data(), reinterpret_cast<float*>(f.data()), static_cast<int64_t>(n)).is_ok());
-          raw = std::move(f);
-          d.type = sy::StorageType::F32;
-          d.bytes = n * 4;
-        }
-        data.push_back(std::move(raw));
-        w.add_tensor(d, data.back());
-      }
       sy::test::TempDir tmp;
-      REQUIRE(w.write(tmp / "f32.gguf").is_ok());
+      write_widened(v.dir(), tmp / "f32.gguf");
       check_logits(v.dir(), tmp / "f32.gguf", 1e-5);
     }
   }
@@ -304,17 +342,70 @@ TEST_CASE("quantized checkpoints: decoded and widened to F32, the reference logi
 // The folders themselves through the engine: the decoded types on their own CPU kernels.
 // The unquantized embeddings and lm_head stay BF16 or F16, whose kernels round activations to
 // BF16 as in test_hf_shared.cpp, so every variant is held to at least that derived bound, 0.02
-// relative; the FP8 kernels dot f32 activations and add float32 rounding only. The integer-group kernels quantize each activation block of 32 to int8 with
-// scale d = max|x| / 127 (as llama.cpp's Q4_0 path does): an error uniform in +-d/2, std
-// d / sqrt(12). For activations of roughly normal shape (block max ~2.1 sigma) that is
-// 2.1 / 127 / sqrt(12) = 4.8e-3 sigma per element, against BF16 rounding's
-// 2^-9 / sqrt(3) = 1.1e-3 |x| of test_hf_shared.cpp, whose derived bound is 0.02 relative:
-// 4.3 times that gives 0.086, held as 0.09 (with the head's 0.02 added in quadrature, 0.088).
+// relative; the FP8 kernels dot f32 activations and add float32 rounding only. The integer-group
+// kernels quantize each activation block of 32 to int8 with scale d = max|x| / 127 (as
+// llama.cpp's Q4_0 path does): an error uniform in +-d/2, std d / sqrt(12). For activations of
+// roughly normal shape (block max ~2.1 sigma) that is 2.1 / 127 / sqrt(12) = 4.8e-3 sigma per
+// element, against BF16 rounding's 2^-9 / sqrt(3) = 1.1e-3 |x| of test_hf_shared.cpp, whose
+// derived bound is 0.02 relative: 4.3 times that gives 0.086, held as 0.09 (with the head's
+// 0.02 added in quadrature, 0.088).
+//
+// MoE routing is not continuous: the reference's smallest gap between the 2nd and 3rd expert
+// is 9.3e-5 (SPEC.md, router_min_topk_gap), far inside the activations' rounding, so a
+// token may pick another expert and move its logits by O(1). Those positions are found, not
+// guessed: the same ids run one token at a time through the decoded weights widened to F32
+// (whose logits match the reference to 1e-5, above, so its routing is the reference's), and
+// a position whose chosen experts differ in some layer is exempt from the per-logit bound.
+// The bound holds everywhere else, and at most a quarter of the positions may flip (a wrong
+// kernel moves every token's routing).
+void check_logits_routed(const fs::path& dir, double relative, const sy::test::EngineOptions& opts = {}) {
+  std::ifstream in(dir / "logits.json");
+  REQUIRE(in);
+  const json ref = json::parse(in);
+  const auto ids = ref["ids"].get<std::vector<int32_t>>();
+  const auto rows = ref["logits"].get<std::vector<std::vector<double>>>();
+  sy::test::TempDir tmp;
+  write_widened(dir, tmp / "f32.gguf");
+  const Stepped want = step_through(tmp / "f32.gguf", ids);
+  const Stepped got = step_through(dir, ids, opts);
+  REQUIRE(!got.experts.front().empty());
+  size_t flipped = 0;
+  double worst = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const double bound = relative * (1 + row_max(rows[i]));
+    double d = 0;
+    for (size_t k = 0; k < rows[i].size(); ++k) d = std::max(d, std::abs(got.logits[i][k] - rows[i][k]));
+    if (got.experts[i] != want.experts[i]) {
+      ++flipped;
+      std::cout << "  position " << i << ": another expert chosen, max |diff| " << d << "\n";
+      continue;
+    }
+    worst = std::max(worst, d / bound);
+    INFO("position " << i << ": max |diff| " << d << ", bound " << bound);
+    CHECK(d <= bound);
+  }
+  CHECK(flipped * 4 <= ids.size());
+  std::cout << dir.parent_path().filename().string() << "/" << dir.filename().string() << ": " << flipped
+            << " positions routed differently; elsewhere worst logit diff " << worst << " of its bound (relative "
+            << relative << ")\n";
+}
+
+bool is_moe(const fs::path& dir) {
+  std::ifstream in(dir / "config.json");
+  const json c = json::parse(in);
+  for (const char* k : {"num_experts", "num_local_experts"})
+    if (c.contains(k) && c[k].is_number_integer() && c[k].get<int64_t>() > 0) return true;
+  return false;
+}
+
 TEST_CASE("quantized checkpoints: the reference logits on the decoded types' own kernels", "[hfquant][engine]") {
   for (const Variant& v : quantized_variants()) {
     DYNAMIC_SECTION(v.model << "/" << v.name) {
-      const bool fp8 = v.name.find("fp8") != std::string::npos;
-      check_logits(v.dir(), v.dir(), fp8 ? 0.02 : 0.09);
+      const double relative = reader_for(v.dir()).method == "fp8" ? 0.02 : 0.09;
+      if (is_moe(v.dir()))
+        check_logits_routed(v.dir(), relative);
+      else
+        check_logits(v.dir(), v.dir(), relative);
     }
   }
 }
@@ -343,7 +434,11 @@ TEST_CASE("quantized checkpoints: the reference logits with the layers on Vulkan
     if (v.name != "gptq-w4g64-actorder-asym" && v.name != "fp8-block128" && v.model + v.name != "qwen3moe-tinyawq-w4g128")
       continue;
     DYNAMIC_SECTION(v.model << "/" << v.name) {
-      check_logits(v.dir(), v.dir(), v.name.find("fp8") != std::string::npos ? 0.02 : 0.09, o);
+      const double relative = reader_for(v.dir()).method == "fp8" ? 0.02 : 0.09;
+      if (is_moe(v.dir()))
+        check_logits_routed(v.dir(), relative, o);
+      else
+        check_logits(v.dir(), v.dir(), relative, o);
     }
   }
 }
