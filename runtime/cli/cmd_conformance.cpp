@@ -63,6 +63,9 @@ void add_conformance_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("--cpu-moe", args->o.cpu_moe,
                   "Fixtures with placement.cpu_moe N or all: routed experts in RAM, the rest on the backend (hybrid)");
   cmd->add_flag("--require-all", args->o.require_all, "Fail when the backend refuses a case, not only when it errs");
+  cmd->add_option("--may-refuse", args->o.may_refuse,
+                  "With --require-all: ops the backend may still refuse (left to the CPU by design), e.g. gather_cols")
+      ->delimiter(',');
   cmd->add_flag("--json", args->json, "Print the whole report as JSON (every case with its error and tolerance)");
   cmd->add_option("--plugin-path", args->plugin_path,
                   "Also search this folder for plugins (repeatable), after the default search path")

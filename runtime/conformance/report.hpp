@@ -43,6 +43,8 @@ struct Report {
   std::string device;       ///< name and description of the device under test
   std::string reference;    ///< the reference device's description
   bool require_all = false;
+  /// Ops exempt from require_all: ones the backend leaves to the CPU by design for now.
+  std::vector<OpKind> may_refuse;
   std::vector<CaseResult> cases;
   std::vector<FixtureResult> fixtures;
   std::vector<std::string> notes;  ///< things the run skipped, and why

@@ -1,5 +1,6 @@
 #include "conformance/suite.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -93,6 +94,12 @@ CaseResult check_case(Device& dev, Device& ref, const Case& c) {
 Status run_suite(const Options& o, Report& report, std::ostream& progress) {
   report.backend = o.backend;
   report.require_all = o.require_all;
+  for (const auto& name : o.may_refuse) {
+    const auto ops = all_ops();
+    const auto it = std::find_if(ops.begin(), ops.end(), [&](OpKind k) { return op_name(k) == name; });
+    if (it == ops.end()) return error::invalid_argument("--may-refuse: no op named '" + name + "'");
+    report.may_refuse.push_back(*it);
+  }
   auto filter = filter_of(o);
   if (!filter) return filter.status();
   std::error_code ec;

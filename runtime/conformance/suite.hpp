@@ -22,6 +22,7 @@ struct Options {
   std::vector<std::string> fixture_names;  ///< substrings of reference file names; empty: all
   bool fixtures_only = false;          ///< skip the op cases
   bool require_all = false;            ///< an unsupported case fails the run
+  std::vector<std::string> may_refuse; ///< op names exempt from require_all
   /// The fixtures' placement.cpu_moe ("all" or a layer count): routed experts in RAM, the
   /// rest on the backend (the hybrid runs); empty: every layer on the backend.
   std::string cpu_moe;

@@ -321,26 +321,29 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
     lg->warn("model.mlock: could not lock the weights in RAM ({}; {} locked); raise the memlock limit (ulimit -l, "
              "or LimitMEMLOCK= for a service) or set model.mlock false",
              std::strerror(lock_errno), w.locked_bytes_);
+  w.index_orders();
   return w;
 }
 
 Weights Weights::shapes_only(std::span<const TensorDesc> descs) {
   Weights w;
   for (const auto& d : descs) w.tensors_.emplace(d.name, shaped(d));
+  w.index_orders();
   return w;
 }
 
 const GraphTensor* Weights::input_order(const GraphTensor* weight) const {
-  // Only act-order checkpoints carry orders; for them a scan per linear while a step's
-  // graph is built is cheap next to the step.
-  static constexpr std::string_view kWeight = ".weight";
+  const auto it = orders_.find(weight);
+  return it == orders_.end() ? nullptr : it->second;
+}
+
+void Weights::index_orders() {
+  // Built once, so that building a step's graph looks orders up without allocating.
+  static constexpr std::string_view kOrder = ".input_order";
   for (const auto& [name, t] : tensors_) {
-    if (&t != weight) continue;
-    if (name.size() <= kWeight.size() || name.compare(name.size() - kWeight.size(), kWeight.size(), kWeight) != 0)
-      return nullptr;
-    return find(name.substr(0, name.size() - kWeight.size()) + ".input_order");
+    if (name.size() <= kOrder.size() || name.compare(name.size() - kOrder.size(), kOrder.size(), kOrder) != 0) continue;
+    if (const GraphTensor* w = find(name.substr(0, name.size() - kOrder.size()) + ".weight")) orders_[w] = &t;
   }
-  return nullptr;
 }
 
 std::vector<const GraphTensor*> Weights::input_scales(const GraphTensor* weight) const {

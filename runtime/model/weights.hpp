@@ -101,7 +101,11 @@ class Weights {
   [[nodiscard]] const std::vector<PlacedBytes>& placed() const { return placed_; }
 
  private:
+  void index_orders();
+
   std::unordered_map<std::string, GraphTensor> tensors_;
+  /// weight -> its input order (act-order GPTQ); nodes of tensors_, which never rehash after load.
+  std::unordered_map<const GraphTensor*, const GraphTensor*> orders_;
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::vector<int> buffer_device_;  // per buffers_ entry
   std::vector<PlacedBytes> placed_;
