@@ -186,7 +186,10 @@ void grouped32_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float*
     const __m128 zc = _mm_mul_ps(f, _mm_sub_ps(_mm_movehl_ps(f, f), off));  // d * (z - offset), lanes 0, 1
     for (int r = 0; r < R; ++r) {
       const u8* t = ab + r * stride + gsum + 4 * g;
-      zacc[r] = _mm_fmadd_ps(zc, pair ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(t))) : load_f32(t), zacc[r]);
+      // Two floats (only when the pair exists) without a typed double load: the sums sit at
+      // 4-byte alignment only.
+      const __m128 sums = pair ? _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(t))) : load_f32(t);
+      zacc[r] = _mm_fmadd_ps(zc, sums, zacc[r]);
     }
   };
   int64_t g = 0;
