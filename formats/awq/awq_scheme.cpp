@@ -13,10 +13,7 @@ namespace sy::awq {
 namespace {
 
 using hfq::Dtype;
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using hfq::ends_with;
 
 class AwqScheme final : public hf::QuantScheme {
  public:

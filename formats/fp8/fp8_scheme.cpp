@@ -10,10 +10,7 @@ namespace sy::fp8 {
 namespace {
 
 using hfq::Dtype;
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using hfq::ends_with;
 
 // `module.input_scale` of a static-activation checkpoint: one positive finite value (F32
 // scalar in transformers' fp8, BF16 [1] in compressed-tensors), or 0 when the linear has none.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "quant_scheme.hpp"
@@ -15,6 +16,12 @@ namespace sy::hfq {
 using hf::Dtype;
 using hf::FoundTensor;
 using hf::TensorFinder;
+
+/// Whether a tensor name ends with `suffix` (and is longer than it): how schemes tell a
+/// module's tensors apart.
+inline bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 /// `module.suffix`, which the module's decoding needs; an error saying what is missing.
 Result<FoundTensor> need(const TensorFinder& f, const std::string& module, const std::string& suffix,
