@@ -338,26 +338,27 @@ const GraphTensor* Weights::input_order(const GraphTensor* weight) const {
 }
 
 void Weights::index_orders() {
-  // Built once, so that building a step's graph looks orders up without allocating.
+  // Built once, so that building a step's graph looks orders and scales up without
+  // searching by name.
   static constexpr std::string_view kOrder = ".input_order";
   for (const auto& [name, t] : tensors_) {
     if (name.size() <= kOrder.size() || name.compare(name.size() - kOrder.size(), kOrder.size(), kOrder) != 0) continue;
     if (const GraphTensor* w = find(name.substr(0, name.size() - kOrder.size()) + ".weight")) orders_[w] = &t;
   }
+  if (!static_activations_) return;
+  for (const auto& [name, t] : tensors_) {
+    std::vector<const GraphTensor*> found;
+    for (const std::string& w : same_input_weights(name)) {
+      if (w.size() <= 7) continue;
+      if (const GraphTensor* sc = find(w.substr(0, w.size() - 7) + ".input_scale")) found.push_back(sc);
+    }
+    if (!found.empty()) scales_[&t] = std::move(found);
+  }
 }
 
 std::vector<const GraphTensor*> Weights::input_scales(const GraphTensor* weight) const {
-  if (!static_activations_) return {};
-  for (const auto& [name, t] : tensors_) {
-    if (&t != weight) continue;
-    std::vector<const GraphTensor*> out;
-    for (const std::string& w : same_input_weights(name)) {
-      if (w.size() <= 7) continue;
-      if (const GraphTensor* s = find(w.substr(0, w.size() - 7) + ".input_scale")) out.push_back(s);
-    }
-    return out;
-  }
-  return {};
+  const auto it = scales_.find(weight);
+  return it == scales_.end() ? std::vector<const GraphTensor*>() : it->second;
 }
 
 const GraphTensor* Weights::find(std::string_view name) const {

@@ -106,6 +106,8 @@ class Weights {
   std::unordered_map<std::string, GraphTensor> tensors_;
   /// weight -> its input order (act-order GPTQ); nodes of tensors_, which never rehash after load.
   std::unordered_map<const GraphTensor*, const GraphTensor*> orders_;
+  /// weight -> the input scales of the linears sharing its input (static FP8 activations).
+  std::unordered_map<const GraphTensor*, std::vector<const GraphTensor*>> scales_;
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::vector<int> buffer_device_;  // per buffers_ entry
   std::vector<PlacedBytes> placed_;
