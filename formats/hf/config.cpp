@@ -3,17 +3,13 @@
 #include <cmath>
 #include <numbers>
 
-#include "names_text.hpp"
+#include "config_fields.hpp"
+#include "qwen35.hpp"
 
 namespace sy::hf {
 namespace {
 
 using nlohmann::json;
-
-// Far beyond any published model; a value past these is a damaged config, refused before
-// anything is sized from it.
-constexpr int64_t kMaxWidth = int64_t{1} << 22;
-constexpr int64_t kMaxCount = int64_t{1} << 16;
 
 struct ArchInfo {
   const char* hf;
@@ -28,63 +24,10 @@ constexpr ArchInfo kArchs[] = {
     {"LlamaForCausalLM", "llama", true, false},      {"MixtralForCausalLM", "llama", true, true},
     {"Qwen2ForCausalLM", "qwen2", false, false},     {"Qwen3ForCausalLM", "qwen3", false, false},
     {"Qwen3MoeForCausalLM", "qwen3moe", false, true},
-};
-
-// Reads config.json fields, keeping the first problem as a sentence naming the field.
-class Fields {
- public:
-  Fields(const json& j, std::string file, std::string where) : j_(j), file_(std::move(file)), where_(std::move(where)) {}
-
-  std::optional<int64_t> integer(const char* key, std::optional<int64_t> def, int64_t lo, int64_t hi) {
-    const auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) {
-      if (!def) fail("'" + where_ + key + "' is missing; the model's " + std::string(key) + " cannot be guessed");
-      return def;
-    }
-    if (!it->is_number_integer() && !it->is_number_unsigned()) {
-      fail("'" + where_ + key + "' is " + quoted_text(it->dump(), 40) + "; it must be a whole number");
-      return def;
-    }
-    const auto v = it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
-                       ? INT64_MAX
-                       : it->get<int64_t>();
-    if (v < lo || v > hi) {
-      fail("'" + where_ + key + "' is " + std::to_string(v) + "; it must be between " + std::to_string(lo) + " and " +
-           std::to_string(hi));
-      return def;
-    }
-    return v;
-  }
-
-  std::optional<double> number(const char* key) {
-    const auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return std::nullopt;
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0) {
-      fail("'" + where_ + key + "' is " + quoted_text(it->dump(), 40) + "; it must be a positive number");
-      return std::nullopt;
-    }
-    return it->get<double>();
-  }
-
-  std::optional<bool> boolean(const char* key) {
-    const auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return std::nullopt;
-    if (!it->is_boolean()) {
-      fail("'" + where_ + key + "' is " + quoted_text(it->dump(), 40) + "; it must be true or false");
-      return std::nullopt;
-    }
-    return it->get<bool>();
-  }
-
-  void fail(const std::string& why) {
-    if (status_) status_ = error::invalid_argument(file_ + ": " + why);
-  }
-  [[nodiscard]] const Status& status() const { return status_; }
-
- private:
-  const json& j_;
-  std::string file_, where_;
-  Status status_ = Status::ok();
+    // Qwen3.5/3.6: the text model of the multimodal class (vision and MTP tensors are
+    // skipped), or of a text-only export.
+    {"Qwen3_5MoeForConditionalGeneration", "qwen35moe", false, true},
+    {"Qwen3_5MoeForCausalLM", "qwen35moe", false, true},
 };
 
 // Llama 3's rope scaling as factors per rotated pair (rope_freqs.weight), the formula of
@@ -122,7 +65,8 @@ std::string text_or(const json& j, const char* key, std::string def) {
 }  // namespace
 
 const char* supported_architectures() noexcept {
-  return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM";
+  return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
+         "Qwen3_5MoeForConditionalGeneration, Qwen3_5MoeForCausalLM";
 }
 
 const json* quantization_config(const json& cfg) {
@@ -154,18 +98,19 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
   const ArchInfo* info = nullptr;
   for (const auto& a : kArchs)
     if (c.hf_arch == a.hf) info = &a;
-  if (c.hf_arch == "Qwen3_5MoeForConditionalGeneration")
-    return error::unsupported(file + ": Qwen3_5MoeForConditionalGeneration (Qwen3.5/3.6) folders are planned (issue "
-                              "18); convert the checkpoint to GGUF with llama.cpp's convert_hf_to_gguf.py meanwhile");
   if (!info)
     return error::unsupported(file + ": architecture " + quoted_text(c.hf_arch) +
                               " is not one this reader maps (it reads " + supported_architectures() +
                               "); convert the checkpoint to GGUF with llama.cpp's convert_hf_to_gguf.py");
   c.arch = info->arch;
   c.permute_qk = info->permute_qk;
-  c.text_prefix = "model.";
-  const json& t = cfg;
-  Fields f(t, file, "");
+  // A multimodal model keeps the language model's settings in text_config and its tensors
+  // under model.language_model.
+  const bool nested = cfg.contains("text_config") && cfg["text_config"].is_object();
+  const json& t = nested ? cfg["text_config"] : cfg;
+  const std::string where = nested ? "text_config." : "";
+  c.text_prefix = c.hf_arch.ends_with("ForConditionalGeneration") ? "model.language_model." : "model.";
+  Fields f(t, file, where);
   const std::string p = c.arch + ".";
   auto& md = c.md;
   md.set("general.architecture", c.arch);
@@ -181,16 +126,16 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
   const auto vocab = f.integer("vocab_size", std::nullopt, 1, int64_t{1} << 31);
   const auto ctx = f.integer("max_position_embeddings", 4096, 1, int64_t{1} << 40);
   if (!f.status()) return f.status();
-  if (!cfg.contains("head_dim") && *embd % *heads != 0)
+  if (!t.contains("head_dim") && *embd % *heads != 0)
     return error::invalid_argument(file + ": 'hidden_size' (" + std::to_string(*embd) +
                                    ") is not a multiple of 'num_attention_heads' (" + std::to_string(*heads) +
                                    "), so the head size needs 'head_dim'");
   const auto head_dim = f.integer("head_dim", *embd / *heads, 1, kMaxWidth);
   const auto eps = f.number("rms_norm_eps");
   // transformers v5 moves rope settings into rope_parameters.
-  const json* rope = &cfg;
-  if (auto rp = cfg.find("rope_parameters"); rp != cfg.end() && rp->is_object()) rope = &*rp;
-  Fields rf(*rope, file, rope == &cfg ? "" : "rope_parameters.");
+  const json* rope = &t;
+  if (auto rp = t.find("rope_parameters"); rp != t.end() && rp->is_object()) rope = &*rp;
+  Fields rf(*rope, file, rope == &t ? where : where + "rope_parameters.");
   const double theta = rf.number("rope_theta").value_or(10000.0);
   const double partial = rf.number("partial_rotary_factor").value_or(f.number("partial_rotary_factor").value_or(1.0));
   if (!f.status()) return f.status();
@@ -199,7 +144,11 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
   c.n_head = *heads;
   c.n_head_kv = *kv;
   c.head_dim = *head_dim;
-  c.tied = f.boolean("tie_word_embeddings").value_or(false);
+  // The multimodal classes keep tie_word_embeddings at the top level.
+  Fields top(cfg, file, "");
+  c.tied = nested ? top.boolean("tie_word_embeddings").value_or(f.boolean("tie_word_embeddings").value_or(false))
+                  : f.boolean("tie_word_embeddings").value_or(false);
+  if (!top.status()) return top.status();
 
   md.set(p + "context_length", static_cast<uint64_t>(*ctx));
   md.set(p + "embedding_length", static_cast<uint32_t>(*embd));
@@ -217,18 +166,18 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
 
   // rope_scaling (v4) or rope_parameters.rope_type (v5).
   const json* rs = nullptr;
-  if (auto it = cfg.find("rope_scaling"); it != cfg.end() && it->is_object()) rs = &*it;
-  if (!rs && rope != &cfg) rs = rope;
+  if (auto it = t.find("rope_scaling"); it != t.end() && it->is_object()) rs = &*it;
+  if (!rs && rope != &t) rs = rope;
   if (rs) {
     const std::string type = text_or(*rs, "rope_type", text_or(*rs, "type", "default"));
     if (type == "linear") {
-      Fields sf(*rs, file, "rope_scaling.");
+      Fields sf(*rs, file, where + "rope_scaling.");
       const double factor = sf.number("factor").value_or(1.0);
       if (!sf.status()) return sf.status();
       md.set(p + "rope.scaling.type", std::string("linear"));
       md.set(p + "rope.scaling.factor", static_cast<float>(factor));
     } else if (type == "llama3" && c.arch == "llama") {
-      Fields sf(*rs, file, rope == &cfg ? "rope_scaling." : "rope_parameters.");
+      Fields sf(*rs, file, where + (rope == &t ? "rope_scaling." : "rope_parameters."));
       Llama3Scaling l3;
       l3.factor = sf.number("factor").value_or(l3.factor);
       l3.low = sf.number("low_freq_factor").value_or(l3.low);
@@ -247,30 +196,40 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
   }
 
   if (info->moe) {
-    const char* count_key = cfg.contains("num_local_experts") ? "num_local_experts" : "num_experts";
+    const char* count_key = t.contains("num_local_experts") ? "num_local_experts" : "num_experts";
     const auto n_exp = f.integer(count_key, std::nullopt, 1, kMaxCount);
     const auto used = f.integer("num_experts_per_tok", std::nullopt, 1, kMaxCount);
     const auto exp_ff = f.integer("moe_intermediate_size", ff, 1, kMaxWidth);
     if (!f.status()) return f.status();
     if (*used > *n_exp)
-      return error::invalid_argument(file + ": 'num_experts_per_tok' (" + std::to_string(*used) + ") exceeds '" +
-                                     count_key + "' (" + std::to_string(*n_exp) + ")");
+      return error::invalid_argument(file + ": '" + where + "num_experts_per_tok' (" + std::to_string(*used) +
+                                     ") exceeds '" + where + count_key + "' (" + std::to_string(*n_exp) + ")");
     c.n_expert = *n_exp;
     md.set(p + "expert_count", static_cast<uint32_t>(*n_exp));
     md.set(p + "expert_used_count", static_cast<uint32_t>(*used));
     md.set(p + "expert_feed_forward_length", static_cast<uint32_t>(*exp_ff));
     // The engine's Qwen3-MoE and Mixtral graphs renormalise the chosen experts' weights, as
     // transformers does with norm_topk_prob (Mixtral always does).
-    if (c.arch == "qwen3moe" && !f.boolean("norm_topk_prob").value_or(false))
-      return error::unsupported(file + ": 'norm_topk_prob' is false, but the engine's qwen3moe graph always "
-                                "renormalises the chosen experts' weights; such a model is not supported");
+    // Qwen3.5's config class defaults the key to true, Qwen3-MoE's to false.
+    if ((c.arch == "qwen3moe" || c.arch == "qwen35moe") &&
+        !f.boolean("norm_topk_prob").value_or(c.arch == "qwen35moe"))
+      return error::unsupported(file + ": '" + where + "norm_topk_prob' is false, but the engine's " + c.arch +
+                                " graph always renormalises the chosen experts' weights; such a model is not "
+                                "supported");
+    if (const auto sh = f.integer("shared_expert_intermediate_size", 0, 0, kMaxWidth); sh && *sh > 0)
+      md.set(p + "expert_shared_feed_forward_length", static_cast<uint32_t>(*sh));
     if (!f.status()) return f.status();
     md.set(p + "expert_weights_norm", true);
   }
-  if (auto bos = cfg.find("bos_token_id"); bos != cfg.end() && bos->is_number_unsigned())
-    md.set("general.source.bos_token_id", static_cast<uint32_t>(bos->get<uint64_t>()));
-  if (auto eos = cfg.find("eos_token_id"); eos != cfg.end() && eos->is_number_unsigned())
-    md.set("general.source.eos_token_id", static_cast<uint32_t>(eos->get<uint64_t>()));
+  for (const json* j : {&t, &cfg}) {
+    if (auto bos = j->find("bos_token_id"); bos != j->end() && bos->is_number_unsigned())
+      md.set("general.source.bos_token_id", static_cast<uint32_t>(bos->get<uint64_t>()));
+    if (auto eos = j->find("eos_token_id"); eos != j->end() && eos->is_number_unsigned())
+      md.set("general.source.eos_token_id", static_cast<uint32_t>(eos->get<uint64_t>()));
+    if (md.find("general.source.eos_token_id")) break;
+  }
+  if (c.arch == "qwen35moe")
+    if (auto st = read_linear_attention(t, file, where, *rope, c); !st) return st;
   if (!f.status()) return f.status();
   return c;
 }

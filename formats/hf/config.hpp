@@ -23,6 +23,8 @@ struct HfConfig {
   bool hybrid = false;      ///< qwen35moe: gated delta-net layers beside full attention
   bool tied = false;        ///< tie_word_embeddings
   int64_t n_mtp_layers = 0; ///< qwen35moe multi-token-prediction blocks (skipped)
+  /// qwen35moe linear attention: key heads, value heads (a multiple), and their common size.
+  int64_t lin_k_heads = 0, lin_v_heads = 0, lin_head_dim = 0;
   Metadata md;
   std::vector<float> rope_freqs;  ///< Llama 3 rope scaling factors (rope_freqs.weight); empty: none
 };

@@ -1,6 +1,7 @@
 #include "hf_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -9,6 +10,7 @@
 #include "extras.hpp"
 #include "names.hpp"
 #include "names_text.hpp"
+#include "qwen35.hpp"
 #include "switchyard/quant.hpp"
 
 namespace sy::hf {
@@ -46,6 +48,68 @@ Status refuse_dtype(const std::string& file, const StTensor& t) {
                                     "(model.format: fp8), this reader only unquantized F32, F16 and BF16 ones");
   return error::unsupported(who + "; this reader maps unquantized F32, F16 and BF16 weights (packed integer weights "
                                   "are AWQ or GPTQ checkpoints, read by the awq and gptq format plugins)");
+}
+
+// Byte ranges that read t with its value heads tiled (qwen35.hpp): whole rows moved, or
+// runs of columns inside each row; neighbouring ranges are merged.
+Result<std::vector<Model::Piece>> tiled_pieces(const StTensor& t, uint32_t shard, const Mapped& m, const HfConfig& c,
+                                               const std::string& file) {
+  const bool rows = m.heads == ValueHeads::rows;
+  const int64_t n = rows ? t.shape[0] : (t.shape.size() == 2 ? t.shape[1] : -1);
+  const int64_t want = (rows ? m.heads_first : 0) + c.lin_v_heads * m.heads_per_head;
+  if (n != want)
+    return error::corrupt(file + ": tensor " + quoted_text(t.name) + " has shape " + shape_text(t.shape) + ", but " +
+                          std::to_string(c.lin_v_heads) + " value heads of " + std::to_string(c.lin_head_dim) +
+                          " (config.json) need " + std::to_string(want) + (rows ? " rows" : " columns") +
+                          "; the config does not belong to these weights");
+  const auto src = tiled_value_rows(n, rows ? m.heads_first : 0, m.heads_per_head, c.lin_k_heads, c.lin_v_heads);
+  const uint64_t unit = rows ? t.bytes / static_cast<uint64_t>(n) : dtype_size(t.dtype);
+  const int64_t outer = rows ? 1 : t.shape[0];
+  std::vector<Model::Piece> out;
+  for (int64_t r = 0; r < outer; ++r)
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t at = t.begin + (static_cast<uint64_t>(r * n) + static_cast<uint64_t>(src[static_cast<size_t>(i)])) * unit;
+      if (!out.empty() && out.back().begin + out.back().bytes == at) {
+        out.back().bytes += unit;
+      } else {
+        out.push_back({shard, at, unit});
+      }
+    }
+  return out;
+}
+
+// The same tiling for a decoded quantized linear: its rows are whole blocks, so rows move
+// as they are; columns cannot (they share groups), so the activation is gathered instead:
+// the linear's input order (act-order's, or the identity) is composed with the tiling.
+Status tile_value_heads(DecodedLinear& d, const Mapped& m, const HfConfig& c, const std::string& module) {
+  const bool rows = m.heads == ValueHeads::rows;
+  const int64_t n = rows ? d.rows : d.cols;
+  const int64_t want = (rows ? m.heads_first : 0) + c.lin_v_heads * m.heads_per_head;
+  if (n != want)
+    return error::corrupt("the quantized linear " + quoted_text(module) + " has " + std::to_string(n) +
+                          (rows ? " output rows" : " input columns") + ", but " + std::to_string(c.lin_v_heads) +
+                          " value heads of " + std::to_string(c.lin_head_dim) + " (config.json) need " +
+                          std::to_string(want) + "; the config does not belong to these weights");
+  const auto src = tiled_value_rows(n, rows ? m.heads_first : 0, m.heads_per_head, c.lin_k_heads, c.lin_v_heads);
+  if (rows) {
+    const uint64_t row_bytes = d.bytes.size() / static_cast<uint64_t>(d.rows);
+    std::vector<std::byte> out(d.bytes.size());
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(out.data() + static_cast<uint64_t>(i) * row_bytes,
+                  d.bytes.data() + static_cast<uint64_t>(src[static_cast<size_t>(i)]) * row_bytes, row_bytes);
+    d.bytes = std::move(out);
+    return Status::ok();
+  }
+  // Checkpoint column j reads value feature j in grouped order, which the engine computes at
+  // tiled position at[j].
+  std::vector<int32_t> at(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) at[static_cast<size_t>(src[static_cast<size_t>(i)])] = static_cast<int32_t>(i);
+  if (d.input_order.empty()) {
+    d.input_order = at;
+  } else {
+    for (auto& o : d.input_order) o = at[static_cast<size_t>(o)];
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -139,15 +203,28 @@ Status Model::build(const std::string& config_file) {
     const Piece whole{e.shard, t.begin, t.bytes};
     // Norms, biases and the router become F32 (permuted biases too); matrices keep their type.
     const bool permuted = m.action == Action::permute_q || m.action == Action::permute_k;
-    const bool widen = (m.action == Action::to_f32 || (permuted && t.shape.size() == 1)) && t.dtype != Dtype::F32;
+    // Values computed on the way (Qwen3.5's norms and A_log) go through F32 whatever the source.
+    const bool widen = ((m.action == Action::to_f32 || (permuted && t.shape.size() == 1)) && t.dtype != Dtype::F32) ||
+                       m.values != Values::as_is;
     const StorageType out_type = widen ? StorageType::F32 : *type;
     const uint64_t out_bytes = widen ? elements(t.shape) * 4 : t.bytes;
     switch (m.action) {
       case Action::copy:
-      case Action::to_f32:
-        if (auto st = add({m.name, gguf_order(t.shape), out_type, out_bytes}, {{whole}, t.dtype, widen}); !st)
-          return st;
+      case Action::to_f32: {
+        auto shape = gguf_order(t.shape);
+        if (m.squeeze) {
+          std::erase(shape, int64_t{1});
+          if (shape.empty()) shape.push_back(1);
+        }
+        Recipe r{{whole}, t.dtype, widen, {}, m.values};
+        if (m.heads != ValueHeads::none) {
+          auto pieces = tiled_pieces(t, e.shard, m, config_, file);
+          if (!pieces) return pieces.status();
+          r.pieces = std::move(*pieces);
+        }
+        if (auto st = add({m.name, std::move(shape), out_type, out_bytes}, std::move(r)); !st) return st;
         break;
+      }
       case Action::permute_q:
       case Action::permute_k: {
         // Row h*hd + 2i + j of the result is row h*hd + j*hd/2 + i of the checkpoint: each
@@ -159,7 +236,7 @@ Status Model::build(const std::string& config_file) {
                                 " rows, but " + config_file + " gives " + std::to_string(heads) + " heads of " +
                                 std::to_string(hd) + "; the config does not belong to these weights");
         const uint64_t row_bytes = t.bytes / static_cast<uint64_t>(rows);
-        Recipe r{{}, t.dtype, widen, {}};
+        Recipe r{{}, t.dtype, widen, {}, Values::as_is};
         for (int64_t h = 0; h < heads; ++h)
           for (int64_t i = 0; i < hd / 2; ++i)
             for (int64_t j = 0; j < 2; ++j)
@@ -193,7 +270,7 @@ Status Model::build(const std::string& config_file) {
     for (size_t k = 0; k < s.parts.size() && !first; ++k)
       if (s.parts[k]) first = s.parts[k], first_e = static_cast<int64_t>(k);
     const StTensor& f = *first->tensor;
-    Recipe r{{}, f.dtype, false, {}};
+    Recipe r{{}, f.dtype, false, {}, Values::as_is};
     for (size_t k = 0; k < s.parts.size(); ++k) {
       const auto* p = s.parts[k];
       if (!p)
@@ -239,7 +316,7 @@ Status Model::add_quantized(const std::string& module, const std::string& config
     ++skipped[m.name];
     return Status::ok();
   }
-  if (m.action == Action::unknown || m.action == Action::to_f32)
+  if (m.action == Action::unknown || m.action == Action::to_f32 || m.values != Values::as_is)
     return error::unsupported("the quantized linear " + quoted_text(module) + " is not part of a " + config_.hf_arch +
                               " language model as this reader knows it; check that " + config_file +
                               " names the right architecture");
@@ -265,6 +342,8 @@ Status Model::add_quantized(const std::string& module, const std::string& config
                       d.bytes.data() + static_cast<uint64_t>(h * hd + j * (hd / 2) + i) * row_bytes, row_bytes);
     d.bytes = std::move(out);
   }
+  if (m.heads != ValueHeads::none)
+    if (auto st = tile_value_heads(d, m, config_, module); !st) return st;
   if (m.action != Action::expert) {
     const uint64_t bytes = d.bytes.size();
     Recipe r;
@@ -414,9 +493,15 @@ Status Model::read(size_t index, uint64_t offset, std::span<std::byte> out) cons
     copy_source(e0 * es, src.data(), src.size());
     std::vector<float> f(static_cast<size_t>(e1 - e0));
     for (size_t k = 0; k < f.size(); ++k) {
-      uint16_t h;
-      std::memcpy(&h, src.data() + k * es, 2);
-      f[k] = r.src == Dtype::BF16 ? bf16_to_fp32(h) : fp16_to_fp32(h);
+      if (r.src == Dtype::F32) {
+        std::memcpy(&f[k], src.data() + k * es, 4);
+      } else {
+        uint16_t h;
+        std::memcpy(&h, src.data() + k * es, 2);
+        f[k] = r.src == Dtype::BF16 ? bf16_to_fp32(h) : fp16_to_fp32(h);
+      }
+      if (r.values == Values::plus_one) f[k] += 1.0f;
+      if (r.values == Values::neg_exp) f[k] = -std::exp(f[k]);
     }
     std::memcpy(out.data(), reinterpret_cast<const std::byte*>(f.data()) + (offset - e0 * 4), out.size());
   } catch (const std::bad_alloc&) {

@@ -12,6 +12,7 @@
 
 #include "checkpoint.hpp"
 #include "config.hpp"
+#include "names.hpp"
 #include "quant_scheme.hpp"
 #include "switchyard/format.hpp"
 
@@ -41,8 +42,9 @@ class Model final : public ModelSource {
   struct Recipe {
     std::vector<Piece> pieces;
     Dtype src = Dtype::F32;
-    bool to_f32 = false;           ///< each source element becomes an F32
+    bool to_f32 = false;           ///< each source element becomes an F32 (then `values` applies)
     std::vector<std::byte> owned;  ///< data computed at open (rope_freqs.weight) instead of pieces
+    Values values = Values::as_is;
   };
 
  private:

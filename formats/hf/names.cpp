@@ -60,6 +60,43 @@ constexpr Rule kLayer[] = {
     {"mlp.shared_expert_gate.weight", "ffn_gate_inp_shexp.weight", Action::to_f32},
 };
 
+// Qwen3.5/3.6's gated delta-net layers (llama.cpp's QWEN35MOE names), and the norm after
+// attention, which its GGUF names post_attention_norm.
+constexpr Rule kHybridLayer[] = {
+    {"post_attention_layernorm.weight", "post_attention_norm.weight", Action::to_f32},
+    {"linear_attn.in_proj_qkv.weight", "attn_qkv.weight", Action::copy},
+    {"linear_attn.in_proj_z.weight", "attn_gate.weight", Action::copy},
+    {"linear_attn.in_proj_a.weight", "ssm_alpha.weight", Action::copy},
+    {"linear_attn.in_proj_b.weight", "ssm_beta.weight", Action::copy},
+    {"linear_attn.A_log", "ssm_a", Action::to_f32},
+    {"linear_attn.dt_bias", "ssm_dt.bias", Action::to_f32},
+    {"linear_attn.conv1d.weight", "ssm_conv1d.weight", Action::to_f32},
+    {"linear_attn.norm.weight", "ssm_norm.weight", Action::to_f32},
+    {"linear_attn.out_proj.weight", "ssm_out.weight", Action::copy},
+};
+
+// The Qwen3.5 conversions llama.cpp's converter makes on the way to its GGUF (the engine
+// reads that form): norms hold w - 1 except the delta-net's own, A_log becomes -exp, and
+// the value heads of the linear-attention tensors go from grouped to tiled order.
+Mapped hybrid_extras(Mapped m, std::string_view hf, const HfConfig& c) {
+  if (hf.ends_with("norm.weight") && hf != "linear_attn.norm.weight") m.values = Values::plus_one;
+  if (hf == "linear_attn.A_log") m.values = Values::neg_exp;
+  if (hf == "linear_attn.conv1d.weight") m.squeeze = true;
+  if (c.lin_v_heads == c.lin_k_heads) return m;  // one value head per key head: nothing to tile
+  const int64_t d = c.lin_head_dim, qk = 2 * c.lin_k_heads * d;
+  if (hf == "linear_attn.in_proj_qkv.weight" || hf == "linear_attn.conv1d.weight") {
+    m.heads = ValueHeads::rows, m.heads_first = qk, m.heads_per_head = d;
+  } else if (hf == "linear_attn.in_proj_z.weight") {
+    m.heads = ValueHeads::rows, m.heads_per_head = d;
+  } else if (hf == "linear_attn.in_proj_a.weight" || hf == "linear_attn.in_proj_b.weight" ||
+             hf == "linear_attn.A_log" || hf == "linear_attn.dt_bias") {
+    m.heads = ValueHeads::rows, m.heads_per_head = 1;
+  } else if (hf == "linear_attn.out_proj.weight") {
+    m.heads = ValueHeads::columns, m.heads_per_head = d;
+  }
+  return m;
+}
+
 // One expert's matrices: Qwen's mlp.experts.E.{gate,up,down}_proj and Mixtral's
 // block_sparse_moe.experts.E.{w1 (gate), w3 (up), w2 (down)}.
 constexpr std::pair<std::string_view, std::string_view> kExpert[] = {
@@ -74,20 +111,26 @@ Mapped map_name(const std::string& hf_name, const HfConfig& c) {
   std::string_view s = hf_name;
   if (s == "lm_head.weight") return {Action::copy, "output.weight"};
   if (s.find("rotary_emb.inv_freq") != std::string_view::npos) return {Action::skip, "rotary inverse frequencies"};
+  if (s.substr(0, 4) == "mtp." || s.find(".mtp.") != std::string_view::npos) return {Action::skip, "multi-token prediction"};
   std::string_view rest = s;
   if (!eat(rest, c.text_prefix)) {
-    if (s.substr(0, 4) == "mtp." || s.find(".mtp.") != std::string_view::npos)
-      return {Action::skip, "multi-token prediction"};
     if (s.find("visual.") != std::string_view::npos || s.find("vision") != std::string_view::npos)
       return {Action::skip, "vision"};
     return {};
   }
   if (rest == "embed_tokens.weight") return {Action::copy, "token_embd.weight"};
-  if (rest == "norm.weight") return {Action::to_f32, "output_norm.weight"};
+  if (rest == "norm.weight") {
+    Mapped m{Action::to_f32, "output_norm.weight"};
+    if (c.hybrid) m.values = Values::plus_one;
+    return m;
+  }
   if (!eat(rest, "layers.")) return {};
   const auto layer = eat_index(rest);
   if (!layer) return {};
   const std::string blk = "blk." + std::to_string(*layer) + ".";
+  if (c.hybrid)
+    for (const auto& r : kHybridLayer)
+      if (rest == r.hf) return hybrid_extras({r.action, blk + std::string(r.gguf)}, rest, c);
   for (const auto& r : kLayer) {
     if (rest != r.hf) continue;
     Action a = r.action;
@@ -95,7 +138,10 @@ Mapped map_name(const std::string& hf_name, const HfConfig& c) {
     // and their biases vectors read as F32.
     if ((a == Action::permute_q || a == Action::permute_k) && !c.permute_qk)
       a = rest.ends_with(".bias") ? Action::to_f32 : Action::copy;
-    return {a, blk + std::string(r.gguf)};
+    Mapped m{a, blk + std::string(r.gguf)};
+    // The shared expert's gate is one row, [1, H]; the engine reads it as a vector.
+    m.squeeze = rest == "mlp.shared_expert_gate.weight";
+    return c.hybrid ? hybrid_extras(std::move(m), rest, c) : m;
   }
   if (eat(rest, "mlp.experts.") || eat(rest, "block_sparse_moe.experts.")) {
     const auto e = eat_index(rest);

@@ -18,10 +18,26 @@ enum class Action {
   unknown,    ///< a tensor the mapping does not know
 };
 
+/// What becomes of the values on the way (computed in F32).
+enum class Values {
+  as_is,
+  plus_one,  ///< Qwen3.5 norms store w - 1 (the model scales by 1 + w); llama.cpp's GGUF holds w
+  neg_exp,   ///< Qwen3.5 A_log becomes ssm_a = -exp(A_log), as llama.cpp's converter writes it
+};
+
+/// Where a qwen35moe linear-attention tensor holds value heads that must be tiled
+/// (qwen35.hpp): along its rows (or elements, for a vector), or along its columns.
+enum class ValueHeads { none, rows, columns };
+
 struct Mapped {
   Action action = Action::unknown;
   std::string name;     ///< canonical name (for skip: what was skipped, for the note)
   int64_t expert = -1;  ///< Action::expert: its index
+  Values values = Values::as_is;
+  ValueHeads heads = ValueHeads::none;
+  int64_t heads_first = 0;     ///< rows: the first row of the value heads
+  int64_t heads_per_head = 0;  ///< rows (or columns) per value head
+  bool squeeze = false;        ///< unit dimensions dropped: [1, H] -> [H], conv1d [C, 1, K] -> [C, K]
 };
 
 /// Where an HF tensor goes. `c` gives the architecture and the text model's prefix.
