@@ -23,6 +23,8 @@
 #include "names.hpp"
 #include "safetensors_bytes.hpp"
 #include "support.hpp"
+#include "switchyard/quant.hpp"
+#include "fp8_scheme.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -82,6 +84,15 @@ std::vector<float> grouped(const std::vector<float>& tiled, int64_t first, int64
   return out;
 }
 
+// A per-tensor FP8 scale that keeps the fixture's weights (|w| < 1) well inside E4M3's range.
+constexpr float kFp8Scale = 1.0f / 256;
+
+StEntry e4m3(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v) {
+  StEntry e{name, "F8_E4M3", std::move(shape), std::vector<unsigned char>(v.size())};
+  for (size_t i = 0; i < v.size(); ++i) e.data[i] = sy::fp8_e4m3_encode(v[i] / kFp8Scale);
+  return e;
+}
+
 std::vector<float> minus_one(std::vector<float> v) {
   for (auto& x : v) x -= 1.0f;
   return v;
@@ -100,7 +111,9 @@ std::vector<float> grouped_columns(const std::vector<float>& m, int64_t rows, in
 }
 
 // The checkpoint convert_hf_to_gguf.py would have turned into this fixture, and its config.
-void write_checkpoint(const Fixture& f, const fs::path& dir, bool fused_experts) {
+// With `fp8`, the delta-net's in_proj_qkv, in_proj_z and out_proj are E4M3 codes with a
+// per-tensor weight_scale (transformers' fp8 format), the rest stays F32.
+void write_checkpoint(const Fixture& f, const fs::path& dir, bool fused_experts, bool fp8 = false) {
   const int64_t embd = f.hp("embedding_length"), layers = f.hp("block_count"), heads = f.hp("attention.head_count");
   const int64_t kh = f.hp("ssm.group_count"), vh = f.hp("ssm.time_step_rank"), sd = f.hp("ssm.state_size");
   const int64_t n_exp = f.hp("expert_count"), ff = f.hp("expert_feed_forward_length");
@@ -128,8 +141,12 @@ void write_checkpoint(const Fixture& f, const fs::path& dir, bool fused_experts)
     } else {
       const int64_t ch = 2 * kh * sd + vh * sd, kernel = f.hp("ssm.conv_kernel");
       const std::string A = L + "linear_attn.";
-      ts.push_back(f32(A + "in_proj_qkv.weight", {ch, embd}, grouped(f.values(b + "attn_qkv.weight"), 2 * kh * sd, sd, embd, kh, vh)));
-      ts.push_back(f32(A + "in_proj_z.weight", {vh * sd, embd}, grouped(f.values(b + "attn_gate.weight"), 0, sd, embd, kh, vh)));
+      const auto linear = [&](const std::string& hf, std::vector<int64_t> shape, const std::vector<float>& v) {
+        ts.push_back(fp8 ? e4m3(hf, std::move(shape), v) : f32(hf, std::move(shape), v));
+        if (fp8) ts.push_back(f32(hf.substr(0, hf.size() - 7) + ".weight_scale", {}, {kFp8Scale}));
+      };
+      linear(A + "in_proj_qkv.weight", {ch, embd}, grouped(f.values(b + "attn_qkv.weight"), 2 * kh * sd, sd, embd, kh, vh));
+      linear(A + "in_proj_z.weight", {vh * sd, embd}, grouped(f.values(b + "attn_gate.weight"), 0, sd, embd, kh, vh));
       ts.push_back(f32(A + "in_proj_a.weight", {vh, embd}, grouped(f.values(b + "ssm_alpha.weight"), 0, 1, embd, kh, vh)));
       ts.push_back(f32(A + "in_proj_b.weight", {vh, embd}, grouped(f.values(b + "ssm_beta.weight"), 0, 1, embd, kh, vh)));
       auto a = f.values(b + "ssm_a");
@@ -141,7 +158,7 @@ void write_checkpoint(const Fixture& f, const fs::path& dir, bool fused_experts)
       ts.push_back(f32(A + "dt_bias", {vh}, grouped(f.values(b + "ssm_dt.bias"), 0, 1, 1, kh, vh)));
       ts.push_back(f32(A + "conv1d.weight", {ch, 1, kernel}, grouped(f.values(b + "ssm_conv1d.weight"), 2 * kh * sd, sd, kernel, kh, vh)));
       same(A + "norm.weight", b + "ssm_norm.weight", {sd});
-      ts.push_back(f32(A + "out_proj.weight", {embd, vh * sd}, grouped_columns(f.values(b + "ssm_out.weight"), embd, vh * sd, sd, kh, vh)));
+      linear(A + "out_proj.weight", {embd, vh * sd}, grouped_columns(f.values(b + "ssm_out.weight"), embd, vh * sd, sd, kh, vh));
     }
     same(L + "mlp.gate.weight", b + "ffn_gate_inp.weight", {n_exp, embd});
     const auto gate = f.values(b + "ffn_gate_exps.weight"), up = f.values(b + "ffn_up_exps.weight");
@@ -212,11 +229,12 @@ void write_checkpoint(const Fixture& f, const fs::path& dir, bool fused_experts)
         {"partial_rotary_factor", static_cast<double>(f.hp("rope.dimension_count")) / static_cast<double>(hd)},
         {"mrope_interleaved", true},
         {"mrope_section", sections}}}};
-  const json config = {{"architectures", {"Qwen3_5MoeForConditionalGeneration"}},
-                       {"model_type", "qwen3_5_moe"},
-                       {"tie_word_embeddings", false},
-                       {"text_config", text},
-                       {"vision_config", {{"depth", 1}}}};
+  json config = {{"architectures", {"Qwen3_5MoeForConditionalGeneration"}},
+                 {"model_type", "qwen3_5_moe"},
+                 {"tie_word_embeddings", false},
+                 {"text_config", text},
+                 {"vision_config", {{"depth", 1}}}};
+  if (fp8) config["quantization_config"] = {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}};
   sy::test::write_file(dir / "config.json", config.dump(1));
   sy::test::write_bytes(dir / "model.safetensors", sy::test::safetensors_bytes(ts, {{"format", "pt"}}));
 }
@@ -345,4 +363,58 @@ TEST_CASE("hf: every tensor name of the real Qwen3.6-35B-A3B checkpoint maps or 
   for (const char* t : {"blk.0.ssm_a", "blk.0.ssm_dt.bias", "blk.0.attn_qkv.weight", "blk.0.ssm_out.weight",
                         "blk.3.attn_q.weight", "blk.39.ffn_gate_up_exps.weight", "blk.39.post_attention_norm.weight"})
     CHECK(canonical.count(t) == 1);
+}
+
+// A quantized Qwen3.5 checkpoint: the delta-net's FP8 linears are decoded, then tiled as the
+// unquantized ones are: in_proj_qkv's and in_proj_z's rows move; out_proj's columns share
+// their blocks' scales, so instead its input is gathered (ssm_out.input_order) from the
+// engine's tiled order back to the checkpoint's.
+TEST_CASE("hf: a Qwen3.5 FP8 checkpoint's delta-net linears are tiled like the unquantized ones", "[hf][qwen35]") {
+  const Fixture f = open_fixture("qwen35moe-e128-f32");
+  sy::test::TempDir dir;
+  write_checkpoint(f, dir.path(), true, true);
+  const sy::hf::QuantReader fp8{"fp8", sy::fp8::make_scheme};
+  auto m = sy::hf::Model::open(dir.path(), &fp8);
+  INFO((m ? std::string() : m.status().message()));
+  REQUIRE(m.has_value());
+  const sy::ModelSource& hf = **m;
+  std::map<std::string, size_t> at;
+  for (size_t i = 0; i < hf.tensors().size(); ++i) at[hf.tensors()[i].name] = i;
+  const auto dequantized = [&](const std::string& name) {
+    REQUIRE(at.count(name) == 1);
+    const auto& d = hf.tensors()[at[name]];
+    std::vector<std::byte> raw(d.bytes);
+    REQUIRE(hf.read(at[name], 0, raw).is_ok());
+    std::vector<float> v(d.elements());
+    REQUIRE(sy::dequantize_row(d.type, raw.data(), v.data(), static_cast<int64_t>(v.size())).is_ok());
+    return v;
+  };
+  const auto qdq = [](float w) { return sy::fp8_e4m3_decode(sy::fp8_e4m3_encode(w / kFp8Scale)) * kFp8Scale; };
+  for (const char* t : {"blk.0.attn_qkv.weight", "blk.0.attn_gate.weight"}) {
+    INFO(t);
+    CHECK(hf.tensors()[at[t]].type == sy::StorageType::FP8_E4M3_B128);
+    const auto got = dequantized(t);
+    const auto want = f.values(t);
+    size_t bad = 0;
+    for (size_t k = 0; k < want.size(); ++k) bad += got[k] != qdq(want[k]);
+    CHECK(bad == 0);
+  }
+  // ssm_out [cols = value features, rows = embd]: column j of the checkpoint's order reads
+  // the engine's feature input_order[j].
+  const auto& out = f.desc("blk.0.ssm_out.weight");
+  const int64_t cols = out.shape[0], rows = out.shape[1];
+  REQUIRE(at.count("blk.0.ssm_out.input_order") == 1);
+  std::vector<int32_t> order(static_cast<size_t>(cols));
+  REQUIRE(hf.read(at["blk.0.ssm_out.input_order"], 0, std::as_writable_bytes(std::span(order))).is_ok());
+  std::vector<int32_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (int32_t i = 0; i < cols; ++i) REQUIRE(sorted[static_cast<size_t>(i)] == i);
+  CHECK(!std::is_sorted(order.begin(), order.end()));  // two key heads: the order is not the identity
+  const auto got = dequantized("blk.0.ssm_out.weight");
+  const auto want = f.values("blk.0.ssm_out.weight");
+  size_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j)
+      bad += got[static_cast<size_t>(r * cols + j)] != qdq(want[static_cast<size_t>(r * cols + order[static_cast<size_t>(j)])]);
+  CHECK(bad == 0);
 }

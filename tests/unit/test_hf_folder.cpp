@@ -8,6 +8,7 @@
 
 #include "hf_model.hpp"
 #include "probe.hpp"
+#include "qwen35.hpp"
 #include "safetensors_bytes.hpp"
 #include "support.hpp"
 #include "switchyard/quant.hpp"
@@ -365,4 +366,15 @@ TEST_CASE("hf: Llama 3 rope scaling becomes rope_freqs.weight", "[hf]") {
   const double s = (8 / (2 * 3.141592653589793) - 1) / 3;
   CHECK(narrow[0] == Approx(1 / ((1 - s) / 8 + s)).epsilon(1e-6));
   CHECK(narrow[1] == 8.0f);
+}
+
+// llama.cpp's converter docstring: transformers stores value heads grouped by key head,
+// [G0_v0, G0_v1, G1_v0, G1_v1, G2_v0, G2_v1]; the GGUF tiles them, [G0_v0, G1_v0, G2_v0,
+// G0_v1, G1_v1, G2_v1]. Three key heads make the order no involution, so a reversed
+// mapping would fail here (the shared fixtures have two key heads, where it would not).
+TEST_CASE("hf: Qwen3.5 value heads go from grouped to tiled order", "[hf]") {
+  CHECK(sy::hf::tiled_value_rows(6, 0, 1, 3, 6) == std::vector<int64_t>{0, 2, 4, 1, 3, 5});
+  // Rows of two per head after four leading rows (in_proj_qkv's q and k stay in place).
+  CHECK(sy::hf::tiled_value_rows(10, 4, 2, 1, 3) == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(sy::hf::tiled_value_rows(8, 0, 2, 2, 4) == std::vector<int64_t>{0, 1, 4, 5, 2, 3, 6, 7});
 }
