@@ -18,6 +18,7 @@
 #include "cli/llama_flags.hpp"
 #include "pipeline/emit.hpp"
 #include "engine/runtime_setup.hpp"
+#include "engine/recommended_sampling.hpp"
 #include "engine/sampling.hpp"
 #include "pipeline/validate.hpp"
 #include "util/read_file.hpp"
@@ -257,6 +258,10 @@ int run_chat(const ChatArgs& args) {
     std::cerr << "switchyard chat: " << tmpl.status().message() << "\n";
     return 1;
   }
+  // The model's recommended sampling fills what the pipeline left at the built-in defaults.
+  if (const auto rec = engine::apply_recommended_sampling(p.sampling, (*rt)->model->metadata(), *(*rt)->registry);
+      !rec.empty())
+    std::cerr << "sampling: the model's recommended " << rec << " (general.sampling.*; set a sampler to override)\n";
   auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, std::nullopt);
   if (!chain) {
     std::cerr << "switchyard chat: " << chain.status().message() << "\n";

@@ -28,6 +28,7 @@
 #include "pipeline/emit.hpp"
 #include "engine/routing_stats.hpp"
 #include "engine/runtime_setup.hpp"
+#include "engine/recommended_sampling.hpp"
 #include "engine/sampling.hpp"
 #include "engine/stop.hpp"
 #include "pipeline/validate.hpp"
@@ -272,6 +273,10 @@ int run(const RunArgs& args) {
               << "-token context; generation stops when the context is full, after at most " << room << " tokens\n";
   const int64_t limit = n < 0 ? room : std::min(n, room);
 
+  // The model's recommended sampling fills what the pipeline left at the built-in defaults.
+  if (const auto rec = engine::apply_recommended_sampling(p.sampling, (*rt)->model->metadata(), *(*rt)->registry);
+      !rec.empty())
+    std::cerr << "sampling: the model's recommended " << rec << " (general.sampling.*; set a sampler to override)\n";
   auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, std::nullopt);
   if (!chain) return fail(chain.status().message());
 

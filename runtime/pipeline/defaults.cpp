@@ -3,11 +3,12 @@
 namespace sy::pipeline {
 namespace {
 
-Node scalar(const std::string& text, const Location& where) {
+Node scalar(const std::string& text, const Location& where, bool builtin = false) {
   Node n;
   n.kind = Node::Kind::scalar;
   n.scalar = text;
   n.loc = where;
+  n.builtin = builtin;
   return n;
 }
 
@@ -24,14 +25,15 @@ Node default_sampling_node(const Location& where) {
   list.kind = Node::Kind::list;
   list.loc = where;
   for (const auto& d : default_sampling_chain()) {
+    // Marked built-in, so that a model's recommended values can replace those no one sets.
     if (d.value.empty()) {
-      list.items.push_back(scalar(d.name, where));
+      list.items.push_back(scalar(d.name, where, true));
       continue;
     }
     Node item;
     item.kind = Node::Kind::map;
     item.loc = where;
-    item.entries.push_back({d.name, where, scalar(d.value, where)});
+    item.entries.push_back({d.name, where, scalar(d.value, where, true)});
     list.items.push_back(std::move(item));
   }
   return list;

@@ -50,6 +50,9 @@ struct ComponentConfig {
   std::string name;
   ParamMap params;
   Location loc;
+  /// An item of the built-in default sampling chain whose value no one set: a model's
+  /// recommended sampling may replace it (engine/recommended_sampling.hpp).
+  bool builtin = false;
 };
 
 struct BackendConfig {

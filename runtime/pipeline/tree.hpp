@@ -29,6 +29,7 @@ struct Node {
   Kind kind = Kind::null;
   std::string scalar;   ///< text of a scalar
   bool quoted = false;  ///< the scalar was quoted, so it is a string whatever it spells
+  bool builtin = false; ///< made from Switchyard's defaults, not written by a user
   std::vector<Node> items;  ///< list items
   struct Entry;
   std::vector<Entry> entries;  ///< map entries, in document order

@@ -552,6 +552,7 @@ class Validator {
     cc.loc = e.loc;
     if (e.kind == Node::Kind::scalar) {
       cc.name = e.scalar;
+      cc.builtin = e.builtin;
       const auto* m = component(ComponentKind::sampler, e, path);
       if (m) params(*m, nullptr, path + "." + cc.name, {}, cc.params);
       out.push_back(std::move(cc));
@@ -575,6 +576,8 @@ class Validator {
     const Node& v = entry.value;
     if (v.kind == Node::Kind::map || v.kind == Node::Kind::null) {
       params(*m, v.kind == Node::Kind::map ? &v : nullptr, ppath, {}, cc.params);
+      cc.builtin = v.kind == Node::Kind::map && !v.entries.empty() &&
+                   std::all_of(v.entries.begin(), v.entries.end(), [](const auto& x) { return x.value.builtin; });
     } else {
       const ParamSpec* primary = nullptr;
       for (const auto& p : m->params)
@@ -586,6 +589,7 @@ class Validator {
       }
       params(*m, nullptr, ppath, {}, cc.params);
       if (auto val = c_.param(*primary, v, ppath)) cc.params.set(primary->name, *val);
+      cc.builtin = v.builtin;
     }
     out.push_back(std::move(cc));
     return m;
