@@ -190,8 +190,8 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
       c.rope_freqs = llama3_factors(l3, theta, n_rot);
     } else if (type != "default") {
       return error::unsupported(file + ": rope scaling " + quoted_text(type) +
-                                " is not supported by this reader yet (planned, issue 18); it supports linear and "
-                                "llama3 scaling");
+                                " is not supported: the engine computes only linear and llama3 scaling; remove "
+                                "rope_scaling from config.json to run the model within the context it was trained on");
     }
   }
 

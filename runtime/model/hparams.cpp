@@ -171,6 +171,12 @@ Result<HParams> read_hparams(const Metadata& md, int64_t n_vocab) {
   h.eps = static_cast<float>(r.number("attention.layer_norm_rms_epsilon", 1e-5, 0.0, 1.0));
   h.n_rot = r.get("rope.dimension_count", h.head_dim_k, 0, kMaxWidth);
   h.rope_base = static_cast<float>(r.number("rope.freq_base", 10000.0, 0.0, 1e30));
+  // Only linear scaling is computed; YaRN and LongRoPE files run wrong at every position
+  // if their factor is taken as linear, so they are refused rather than guessed at.
+  if (auto type = md.get_string(p + "rope.scaling.type"); type && *type != "none" && *type != "linear")
+    return error::unsupported(p + "rope.scaling.type is '" + escape_invalid_utf8(*type) +
+                              "', which the engine does not compute yet (it computes linear scaling); use a "
+                              "file converted without rope scaling (the context it was trained on)");
   if (auto f = md.get_float(p + "rope.scaling.factor"); f && std::isfinite(*f) && *f > 0)
     h.rope_scale = static_cast<float>(1.0 / *f);
   if (const auto* v = md.find(p + "rope.dimension_sections"); v && std::holds_alternative<MetaArray>(*v)) {

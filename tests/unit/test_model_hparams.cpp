@@ -94,6 +94,10 @@ TEST_CASE("hparams: head size, rope dims and their defaults", "[model][hparams]"
   refused(m.with(m.llama, "llama.rope.dimension_count", uint32_t{96}),
           {"llama.rope.dimension_count is 96", "no larger than the head size", "(64)"});
   refused(m.with(m.llama, "llama.rope.dimension_count", uint32_t{31}), {"llama.rope.dimension_count is 31", "even"});
+  // llama.cpp writes yarn's factor beside the type; taken as linear it would be wrong everywhere.
+  refused(m.with(m.llama, "llama.rope.scaling.type", std::string("yarn")),
+          {"llama.rope.scaling.type is 'yarn'", "does not compute yet"});
+  CHECK_NOTHROW(test::bring_up_model(m.with(m.llama, "llama.rope.scaling.type", std::string("linear"))));
   // Without key_length the head size is embedding_length / head_count, which must divide.
   Tensors t = Tensors::read(m.llama);
   t.kv.erase(std::remove_if(t.kv.begin(), t.kv.end(), [](const auto& kv) { return kv.first == "llama.attention.key_length"; }),
