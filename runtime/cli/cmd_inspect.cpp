@@ -185,6 +185,11 @@ int run_inspect(const Args& a) {
   const MetaValue* merges = md.find("tokenizer.ggml.merges");
   const size_t n_merges = merges && std::holds_alternative<MetaArray>(*merges) ? std::get<MetaArray>(*merges).items.size() : 0;
   const bool has_template = md.contains("tokenizer.chat_template");
+  // The model's recommended sampling (generation_config.json or a GGUF's general.sampling.*),
+  // which run and chat apply where the pipeline leaves the built-in defaults.
+  std::vector<std::pair<std::string, const MetaValue*>> sampling;
+  for (const auto& [k, v] : md.entries())
+    if (k.rfind("general.sampling.", 0) == 0) sampling.emplace_back(k.substr(17), &v);
   const char* special[] = {"bos_token_id", "eos_token_id", "eot_token_id", "padding_token_id", "unknown_token_id"};
 
   if (a.json) {
@@ -205,6 +210,10 @@ int run_inspect(const Args& a) {
       if (auto id = md.get_int(std::string("tokenizer.ggml.") + s)) tok[s] = *id;
     out["tokenizer"] = tok;
     out["chat_template"] = has_template;
+    ordered_json rs = ordered_json::object();
+    for (const auto& [k, v] : sampling) rs[text(k)] = to_json(*v);
+    out["recommended_sampling"] = rs;
+    if (auto sk = md.get_string("general.source.skipped")) out["skipped"] = text(*sk);
     out["tensor_count"] = tensors.size();
     out["parameter_count"] = params;
     out["bytes"] = bytes;
@@ -240,6 +249,13 @@ int run_inspect(const Args& a) {
   for (const char* s : special)
     if (auto id = md.get_int(std::string("tokenizer.ggml.") + s)) std::cout << ", " << s << " " << *id;
   std::cout << "\nchat template:  " << (has_template ? "present" : "absent") << "\n";
+  if (!sampling.empty()) {
+    std::cout << "sampling:       ";
+    for (size_t i = 0; i < sampling.size(); ++i)
+      std::cout << (i ? ", " : "") << text(sampling[i].first) << " " << short_text(*sampling[i].second);
+    std::cout << " (the model's recommendation)\n";
+  }
+  if (auto sk = md.get_string("general.source.skipped")) std::cout << "skipped:        " << text(*sk) << "\n";
   if (a.tensors) {
     std::cout << "\n";
     for (const auto& t : tensors)
