@@ -2,7 +2,8 @@
 // static"), run with format.fp8_activations: static.
 // - The fp8 reader emits each reference layer's input_scale exactly as reference.safetensors
 //   has it (one per linear; [E] for stacked experts).
-// - The CPU's fp8_qdq op applied to L.x with L.input_scale gives L.x_qdq bit for bit.
+// - The fp8_qdq op applied to L.x with L.input_scale gives L.x_qdq bit for bit, on the CPU
+//   and on Vulkan.
 // - Whole models against logits.json (weight-only float64) within the bound derived below,
 //   and moved away from the weight-only run (the key is not silently ignored).
 // - Models without static scales are refused at load, naming the key.
@@ -110,11 +111,10 @@ TEST_CASE("fp8 static: the reader emits each linear's input_scale as the checkpo
   }
 }
 
-// The op as the scheduler runs it on the scalar CPU backend (buffers, copies, execution).
-TEST_CASE("fp8 static: fp8_qdq on the CPU gives the reference activation bit for bit", "[hfquant][fp8static]") {
-  sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
-  auto cpu = sy::conformance::open_scalar_cpu(reg);
-  REQUIRE(cpu.has_value());
+namespace {
+
+// fp8_qdq on dev applied to every static variant's reference layers: L.x_qdq bit for bit.
+void check_qdq_layers(sy::Device& dev) {
   for (const Static& v : static_variants()) {
     auto ref = sy::hf::SafetensorsFile::open(kFormats / v.dir / "reference.safetensors");
     REQUIRE(ref.has_value());
@@ -130,7 +130,7 @@ TEST_CASE("fp8 static: fp8_qdq on the CPU gives the reference activation bit for
       const int32_t si = b.f32_values(s, {1}, "scale");
       const int32_t d = b.dst(sy::StorageType::F32, {cols, rows});
       const sy::conformance::Case c = b.finish({xi, si}, d);
-      auto out = sy::conformance::run_case(*cpu->device, c);
+      auto out = sy::conformance::run_case(dev, c);
       REQUIRE(out.has_value());
       const auto& got = out->values.at(0);
       REQUIRE(got.size() == want.size());
@@ -143,6 +143,31 @@ TEST_CASE("fp8 static: fp8_qdq on the CPU gives the reference activation bit for
       CHECK(changed > want.size() / 2);  // the reference does quantize
     }
   }
+}
+
+}  // namespace
+
+// The op as the scheduler runs it on the scalar CPU backend (buffers, copies, execution).
+TEST_CASE("fp8 static: fp8_qdq on the CPU gives the reference activation bit for bit", "[hfquant][fp8static]") {
+  sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
+  auto cpu = sy::conformance::open_scalar_cpu(reg);
+  REQUIRE(cpu.has_value());
+  check_qdq_layers(*cpu->device);
+}
+
+// The same on Vulkan (lavapipe in CI): its shader ports the SDK's encoder and divides exactly.
+TEST_CASE("fp8 static: fp8_qdq on Vulkan gives the reference activation bit for bit", "[hfquant][fp8static][vulkan]") {
+  sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
+  if (!reg.find(sy::ComponentKind::backend, "vulkan")) {
+    WARN("the Vulkan backend is not built here; skipped");
+    return;
+  }
+  auto be = reg.create_backend("vulkan", {});
+  if (!be) {
+    WARN("no Vulkan device (" << be.status().message() << "); skipped");
+    return;
+  }
+  check_qdq_layers((*be)->device(0));
 }
 
 namespace {
