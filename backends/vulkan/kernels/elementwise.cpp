@@ -1,10 +1,10 @@
 // Elementwise group: add, mul, scale, silu, gelu, sigmoid, softplus, swiglu, copy
 // (f32 -> f32 of any layout; f32 to and from f16, bf16, Q8_0 and Q4_0), and the two ops on
 // the inputs of quantized checkpoints' linears: gather_cols (act-order GPTQ) and fp8_qdq
-// (static FP8 activation scales), both exact. Every f32 tensor
-// may have any strides (whole elements, 31-bit); shaders/elementwise.glsl walks the
-// elements. The other side of a converting copy must be dense: the CPU reads and writes
-// it as packed rows whatever its strides say.
+// (static FP8 activation scales), both exact. Every f32 tensor may have any strides (whole
+// elements, 31-bit); shaders/elementwise.glsl walks the elements. The other side of a
+// converting copy must be dense: the CPU reads and writes it as packed rows whatever its
+// strides say.
 #include <algorithm>
 
 #include "kernel.hpp"

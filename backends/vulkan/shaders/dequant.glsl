@@ -13,9 +13,10 @@
 //                    terms of the CPU's integer dot products (qdot.glsl uses them)
 //
 // Values follow sdk/src/dequant.cpp and runtime/types/reference/dequant_grouped.cpp exactly
-// (same products in the same order). Block sizes are all even but not multiples of 4, and a row of a 2-byte type may start at any
-// even address, so everything is read in 16-bit pieces (w32 joins two) and never assumes
-// more than 2-byte alignment. Requires common.glsl.
+// (same products in the same order). Block sizes are all even but not all multiples of 4,
+// and a row of a 2-byte type may start at any even address, so everything is read in
+// 16-bit pieces (w32 joins two) and never assumes more than 2-byte alignment. Requires
+// common.glsl.
 
 #ifndef WTYPE
 #error "define WTYPE (a storage type id)"
