@@ -178,11 +178,10 @@ double row_max(const std::vector<double>& r) {
   return m;
 }
 
-std::vector<float> all_logits(const fs::path& dir, const std::string& format) {
+std::vector<float> all_logits(const fs::path& dir, const std::string& format, sy::test::EngineOptions o = {}) {
   std::ifstream in(dir / "logits.json");
   const json ref = json::parse(in);
   const auto ids = ref["ids"].get<std::vector<int32_t>>();
-  sy::test::EngineOptions o;
   o.format = format;
   auto rt = sy::test::bring_up_model(dir, o);
   auto& e = *rt->engine;
@@ -208,8 +207,11 @@ std::vector<float> all_logits(const fs::path& dir, const std::string& format) {
 // The run must also move: float32 reordering moves logits by ~1e-5 of the row scale, so a
 // static run that differs from the weight-only run by less than 1e-3 of it somewhere at
 // most has not quantized anything.
-TEST_CASE("fp8 static: format.fp8_activations static gives the reference logits within E4M3's bound, and moves them",
-          "[hfquant][fp8static][engine]") {
+namespace {
+
+// The static run of every variant within `relative` of logits.json, and moved from the
+// weight-only run by more than 1e-3 of the row scale; `o` says where it runs.
+void check_static_logits(const sy::test::EngineOptions& o, const char* where) {
   const double relative = 0.64;
   for (const Static& v : static_variants()) {
     DYNAMIC_SECTION(v.dir) {
@@ -218,8 +220,8 @@ TEST_CASE("fp8 static: format.fp8_activations static gives the reference logits 
       const json ref = json::parse(in);
       const auto rows = ref["logits"].get<std::vector<std::vector<double>>>();
       const auto nv = rows.front().size();
-      const auto stat = all_logits(dir, "{ fp8_activations: static }");
-      const auto weight_only = all_logits(dir, "{ fp8_activations: weight_only }");
+      const auto stat = all_logits(dir, "{ fp8_activations: static }", o);
+      const auto weight_only = all_logits(dir, "{ fp8_activations: weight_only }", o);
       REQUIRE(stat.size() == rows.size() * nv);
       double worst = 0, moved = 0, moved_rel = 0;
       for (size_t i = 0; i < rows.size(); ++i) {
@@ -236,10 +238,36 @@ TEST_CASE("fp8 static: format.fp8_activations static gives the reference logits 
         moved_rel = std::max(moved_rel, m / scale);
       }
       CHECK(moved_rel > 1e-3);
-      std::cout << v.dir << ": static activations, worst logit diff " << worst << " of its bound; moved from "
+      std::cout << v.dir << where << ": static activations, worst logit diff " << worst << " of its bound; moved from "
                 << "weight-only by up to " << moved << " (" << moved_rel << " of the row scale)\n";
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("fp8 static: format.fp8_activations static gives the reference logits within E4M3's bound, and moves them",
+          "[hfquant][fp8static][engine]") {
+  check_static_logits({}, "");
+}
+
+// The same with every layer on Vulkan under strict: the FP8 weights, fp8_qdq and the rest of
+// the layers run there. The bound is the derivation's above, which no device changes.
+TEST_CASE("fp8 static: the same bound with the layers on Vulkan", "[hfquant][fp8static][vulkan]") {
+  sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
+  if (!reg.find(sy::ComponentKind::backend, "vulkan")) {
+    WARN("the Vulkan backend is not built here; skipped");
+    return;
+  }
+  if (auto be = reg.create_backend("vulkan", {}); !be) {
+    WARN("no Vulkan device (" << be.status().message() << "); skipped");
+    return;
+  }
+  sy::test::EngineOptions o;
+  o.backends = "[ vulkan, { plugin: cpu, threads: 2 } ]";
+  o.placement = "{ gpu_layers: all }";
+  o.strict = true;
+  check_static_logits(o, " on Vulkan");
 }
 
 TEST_CASE("fp8 static: a model without static activation scales is refused, naming the key", "[hfquant][fp8static]") {
