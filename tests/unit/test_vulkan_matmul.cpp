@@ -12,8 +12,10 @@
 // these sizes. The grouped integers (I4_G*, I8_G*) take their zero-point term per block
 // where the CPU takes it per group from its pairwise activation sums, and FP8 blocks dot
 // the same decoded f32 weights with the f32 activations: again a different order of f32
-// sums and products of the same size, so the same bound. Keeping f32 activations instead (the CPU's q8 rounding, ~2^-8 per element)
-// misses this by orders of magnitude, so the reference tells the two apart.
+// sums and products of the same size, so the same bound (observed at most 0.008 of it for
+// the grouped types, 0.043 for FP8, 0.016 for F32). Keeping f32 activations instead (the
+// CPU's q8 rounding, ~2^-8 per element) misses this by orders of magnitude, so the
+// reference tells the two apart.
 //
 // The subgroup path differs from the portable one only in the one-column (decode) matmul
 // shaders, so the default device runs the one-column shapes (for the quantized types
