@@ -25,11 +25,12 @@ struct EngineOptions {
   std::string backends = "[ { plugin: cpu, threads: 2 } ]";  ///< the pipeline's backends list
   std::string placement;                                    ///< the pipeline's placement map, if any
   std::string format;                                       ///< the pipeline's format map, if any
+  bool strict = false;  ///< `strict: true`: a node or weight a backend does not take fails the load
 };
 
 /// The runtime for `model` with the build tree's plugins; throws with the reason on failure.
 inline std::unique_ptr<engine::Runtime> bring_up_model(const std::filesystem::path& model, const EngineOptions& o = {}) {
-  const std::string yaml = "model: { path: " + nlohmann::json(model.string()).dump() +
+  const std::string yaml = std::string(o.strict ? "strict: true\n" : "") + "model: { path: " + nlohmann::json(model.string()).dump() +
                            " }\nbackends: " + o.backends + "\n" +
                            (o.placement.empty() ? std::string() : "placement: " + o.placement + "\n") +
                            (o.format.empty() ? std::string() : "format: " + o.format + "\n") +

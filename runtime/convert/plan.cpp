@@ -30,9 +30,15 @@ GraphTensor plain(std::initializer_list<int64_t> ne, StorageType type = StorageT
   return t;
 }
 
+// An act-order linear's input order (1-D I32): read by gather_cols, not multiplied.
+bool input_order(const TensorDesc& t, StorageType as) { return as == StorageType::I32 && t.shape.size() == 1; }
+
 // Whether the device computes `t` stored as `type` with a kernel of its own: listed in its
-// manifest (when it lists any) and accepted by its capability query (when started).
+// manifest (when it lists any) and accepted by its capability query (when started). An
+// input order is no weight type a manifest lists: only a started device's answer for
+// gather_cols puts it there.
 bool computes(const DeviceTypes& dev, const TensorDesc& t, StorageType type) {
+  if (input_order(t, type)) return dev.device && !refused_op(*dev.device, t, type).has_value();
   if (dev.declared && std::find(dev.native.begin(), dev.native.end(), type) == dev.native.end()) return false;
   if (dev.device) return !refused_op(*dev.device, t, type).has_value();
   return dev.declared;
@@ -79,8 +85,7 @@ std::optional<OpKind> refused_op(const Device& dev, const TensorDesc& d, Storage
   const GraphTensor w = shaped(d, as);
   GraphNode n;
   std::vector<GraphTensor> ts{w};
-  if (as == StorageType::I32 && d.shape.size() == 1) {
-    // An act-order linear's input order: read by gather_cols, not multiplied.
+  if (input_order(d, as)) {
     ts = {plain({w.ne[0], 1}), w, plain({w.ne[0], 1})};
     n.op = OpKind::gather_cols, n.src[0] = 0, n.src[1] = 1, n.dst = 2;
     return dev.supports(n, ts) == Support::no ? std::optional<OpKind>(n.op) : std::nullopt;
@@ -144,7 +149,7 @@ Decision decide(const TensorDesc& t, const DeviceTypes& dev, std::optional<Stora
   }
   d.action = Action::impossible;
   const auto op = dev.device ? refused_op(*dev.device, t, t.type) : std::nullopt;
-  d.op = std::string(op_name(op.value_or(OpKind::matmul)));
+  d.op = std::string(op_name(op.value_or(input_order(t, t.type) ? OpKind::gather_cols : OpKind::matmul)));
   const std::string ty = type_name(t.type);
   if (dev.generic && !dequantizes) {
     d.fix = ty + " has no reference dequantize_row in this build, so not even the generic kernel reads it; use a model "

@@ -2,7 +2,8 @@
 // static"), run with format.fp8_activations: static.
 // - The fp8 reader emits each reference layer's input_scale exactly as reference.safetensors
 //   has it (one per linear; [E] for stacked experts).
-// - The CPU's fp8_qdq op applied to L.x with L.input_scale gives L.x_qdq bit for bit.
+// - The fp8_qdq op applied to L.x with L.input_scale gives L.x_qdq bit for bit, on the CPU
+//   and on Vulkan.
 // - Whole models against logits.json (weight-only float64) within the bound derived below,
 //   and moved away from the weight-only run (the key is not silently ignored).
 // - Models without static scales are refused at load, naming the key.
@@ -110,11 +111,10 @@ TEST_CASE("fp8 static: the reader emits each linear's input_scale as the checkpo
   }
 }
 
-// The op as the scheduler runs it on the scalar CPU backend (buffers, copies, execution).
-TEST_CASE("fp8 static: fp8_qdq on the CPU gives the reference activation bit for bit", "[hfquant][fp8static]") {
-  sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
-  auto cpu = sy::conformance::open_scalar_cpu(reg);
-  REQUIRE(cpu.has_value());
+namespace {
+
+// fp8_qdq on dev applied to every static variant's reference layers: L.x_qdq bit for bit.
+void check_qdq_layers(sy::Device& dev) {
   for (const Static& v : static_variants()) {
     auto ref = sy::hf::SafetensorsFile::open(kFormats / v.dir / "reference.safetensors");
     REQUIRE(ref.has_value());
@@ -130,7 +130,7 @@ TEST_CASE("fp8 static: fp8_qdq on the CPU gives the reference activation bit for
       const int32_t si = b.f32_values(s, {1}, "scale");
       const int32_t d = b.dst(sy::StorageType::F32, {cols, rows});
       const sy::conformance::Case c = b.finish({xi, si}, d);
-      auto out = sy::conformance::run_case(*cpu->device, c);
+      auto out = sy::conformance::run_case(dev, c);
       REQUIRE(out.has_value());
       const auto& got = out->values.at(0);
       REQUIRE(got.size() == want.size());
@@ -145,6 +145,31 @@ TEST_CASE("fp8 static: fp8_qdq on the CPU gives the reference activation bit for
   }
 }
 
+}  // namespace
+
+// The op as the scheduler runs it on the scalar CPU backend (buffers, copies, execution).
+TEST_CASE("fp8 static: fp8_qdq on the CPU gives the reference activation bit for bit", "[hfquant][fp8static]") {
+  sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
+  auto cpu = sy::conformance::open_scalar_cpu(reg);
+  REQUIRE(cpu.has_value());
+  check_qdq_layers(*cpu->device);
+}
+
+// The same on Vulkan (lavapipe in CI): its shader ports the SDK's encoder and divides exactly.
+TEST_CASE("fp8 static: fp8_qdq on Vulkan gives the reference activation bit for bit", "[hfquant][fp8static][vulkan]") {
+  sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
+  if (!reg.find(sy::ComponentKind::backend, "vulkan")) {
+    WARN("the Vulkan backend is not built here; skipped");
+    return;
+  }
+  auto be = reg.create_backend("vulkan", {});
+  if (!be) {
+    WARN("no Vulkan device (" << be.status().message() << "); skipped");
+    return;
+  }
+  check_qdq_layers((*be)->device(0));
+}
+
 namespace {
 
 double row_max(const std::vector<double>& r) {
@@ -153,11 +178,10 @@ double row_max(const std::vector<double>& r) {
   return m;
 }
 
-std::vector<float> all_logits(const fs::path& dir, const std::string& format) {
+std::vector<float> all_logits(const fs::path& dir, const std::string& format, sy::test::EngineOptions o = {}) {
   std::ifstream in(dir / "logits.json");
   const json ref = json::parse(in);
   const auto ids = ref["ids"].get<std::vector<int32_t>>();
-  sy::test::EngineOptions o;
   o.format = format;
   auto rt = sy::test::bring_up_model(dir, o);
   auto& e = *rt->engine;
@@ -183,8 +207,11 @@ std::vector<float> all_logits(const fs::path& dir, const std::string& format) {
 // The run must also move: float32 reordering moves logits by ~1e-5 of the row scale, so a
 // static run that differs from the weight-only run by less than 1e-3 of it somewhere at
 // most has not quantized anything.
-TEST_CASE("fp8 static: format.fp8_activations static gives the reference logits within E4M3's bound, and moves them",
-          "[hfquant][fp8static][engine]") {
+namespace {
+
+// The static run of every variant within `relative` of logits.json, and moved from the
+// weight-only run by more than 1e-3 of the row scale; `o` says where it runs.
+void check_static_logits(const sy::test::EngineOptions& o, const char* where) {
   const double relative = 0.64;
   for (const Static& v : static_variants()) {
     DYNAMIC_SECTION(v.dir) {
@@ -193,8 +220,8 @@ TEST_CASE("fp8 static: format.fp8_activations static gives the reference logits 
       const json ref = json::parse(in);
       const auto rows = ref["logits"].get<std::vector<std::vector<double>>>();
       const auto nv = rows.front().size();
-      const auto stat = all_logits(dir, "{ fp8_activations: static }");
-      const auto weight_only = all_logits(dir, "{ fp8_activations: weight_only }");
+      const auto stat = all_logits(dir, "{ fp8_activations: static }", o);
+      const auto weight_only = all_logits(dir, "{ fp8_activations: weight_only }", o);
       REQUIRE(stat.size() == rows.size() * nv);
       double worst = 0, moved = 0, moved_rel = 0;
       for (size_t i = 0; i < rows.size(); ++i) {
@@ -211,10 +238,36 @@ TEST_CASE("fp8 static: format.fp8_activations static gives the reference logits 
         moved_rel = std::max(moved_rel, m / scale);
       }
       CHECK(moved_rel > 1e-3);
-      std::cout << v.dir << ": static activations, worst logit diff " << worst << " of its bound; moved from "
+      std::cout << v.dir << where << ": static activations, worst logit diff " << worst << " of its bound; moved from "
                 << "weight-only by up to " << moved << " (" << moved_rel << " of the row scale)\n";
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("fp8 static: format.fp8_activations static gives the reference logits within E4M3's bound, and moves them",
+          "[hfquant][fp8static][engine]") {
+  check_static_logits({}, "");
+}
+
+// The same with every layer on Vulkan under strict: the FP8 weights, fp8_qdq and the rest of
+// the layers run there. The bound is the derivation's above, which no device changes.
+TEST_CASE("fp8 static: the same bound with the layers on Vulkan", "[hfquant][fp8static][vulkan]") {
+  sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
+  if (!reg.find(sy::ComponentKind::backend, "vulkan")) {
+    WARN("the Vulkan backend is not built here; skipped");
+    return;
+  }
+  if (auto be = reg.create_backend("vulkan", {}); !be) {
+    WARN("no Vulkan device (" << be.status().message() << "); skipped");
+    return;
+  }
+  sy::test::EngineOptions o;
+  o.backends = "[ vulkan, { plugin: cpu, threads: 2 } ]";
+  o.placement = "{ gpu_layers: all }";
+  o.strict = true;
+  check_static_logits(o, " on Vulkan");
 }
 
 TEST_CASE("fp8 static: a model without static activation scales is refused, naming the key", "[hfquant][fp8static]") {

@@ -410,12 +410,14 @@ TEST_CASE("quantized checkpoints: the reference logits on the decoded types' own
   }
 }
 
-// With every layer on Vulkan (lavapipe in CI): the device has no kernels for the decoded types
-// yet, so the conversion plan keeps those weights in RAM for the CPU, and the act-order gather
-// runs there too, while attention, norms and the unquantized tensors run on the GPU. The same
-// bounds hold.
+// With every layer on Vulkan (lavapipe in CI): the decoded types are native there, so the
+// quantized weights, the act-order gather and everything else of the layers run on the GPU
+// (strict: a weight or node left to the CPU fails the load), with the same int8 activation
+// blocks (grouped integers) or f32 activations (FP8) as the CPU's kernels. The same bounds
+// hold.
 TEST_CASE("quantized checkpoints: the reference logits with the layers on Vulkan", "[hfquant][vulkan]") {
   sy::test::EngineOptions o;
+  o.strict = true;
   o.backends = "[ vulkan, { plugin: cpu, threads: 2 } ]";
   o.placement = "{ gpu_layers: all }";
   {

@@ -276,7 +276,7 @@ TEST_CASE("plan: every type Vulkan's manifest lists, a Vulkan device multiplies"
   const auto manifest_only = convert::declared_types(build_plugins().manifest(*rec), "vulkan", nullptr);
   CHECK(manifest_only.declared);
   CHECK_FALSE(manifest_only.generic);
-  CHECK(manifest_only.native.size() >= 15);
+  CHECK(manifest_only.native.size() >= 23);  // the GGUF types, the grouped integers and FP8 blocks
   auto be = build_plugins().create_backend("vulkan", {});
   if (!be) {
     const char* ci = std::getenv("CI");
@@ -291,6 +291,17 @@ TEST_CASE("plan: every type Vulkan's manifest lists, a Vulkan device multiplies"
   }
   CHECK(convert::decide(matrix(plan_types().rev, 256, 4), dt, std::nullopt).action == Action::repack);
   CHECK(convert::decide(matrix(plan_types().plain, 256, 4), dt, std::nullopt).action == Action::impossible);
+  // An act-order input order is no weight type of the manifest: the started device's
+  // gather_cols takes it; from the manifest alone it stays with the CPU, naming the op.
+  TensorDesc order;
+  order.name = "blk.0.ffn_down.input_order";
+  order.type = StorageType::I32;
+  order.shape = {256};
+  order.bytes = 1024;
+  CHECK(convert::decide(order, dt, std::nullopt).action == Action::native);
+  const auto offline = convert::decide(order, manifest_only, std::nullopt);
+  CHECK(offline.action == Action::impossible);
+  CHECK(offline.op == "gather_cols");
 }
 
 TEST_CASE("pipeline: format.convert_to takes q8_0, q4_k or f16, and nothing else", "[convert][pipeline]") {

@@ -1,16 +1,21 @@
 // Vulkan matmul group (get_rows, matmul, matmul_id) for every weight type the CPU backend
 // computes, on the portable path and the subgroup path, against the CPU backend's scalar
 // kernels: matmul and matmul_id outputs are the scalar dot (backends/cpu/kernels/
-// dot_scalar.cpp) of the weight row with the column converted to the weight type's dot
-// type (q8_0, q8_K, bf16 or f32) exactly as the CPU converts it; get_rows against the SDK's
-// dequantize_row.
+// dot_scalar.cpp, dot_grouped_scalar.cpp) of the weight row with the column converted to
+// the weight type's dot type (q8_0, q8_K, bf16 or f32) exactly as the CPU converts it;
+// get_rows against the SDK's dequantize_row.
 //
 // Tolerances: matmul and matmul_id within 1e-5 * sum|w_i x_i| per output. Vulkan converts
 // the activations to the same bytes and forms the same per-block integer sums and scale
 // products, so only the order of the f32 sums differs (the CPU adds blocks in order, the
 // shaders per thread and then in a 64-way reduction): a few 2^-24 of sum|w_i x_i| for
-// these sizes. Keeping f32 activations instead (the CPU's q8 rounding, ~2^-8 per element)
-// misses this by orders of magnitude, so the reference tells the two apart.
+// these sizes. The grouped integers (I4_G*, I8_G*) take their zero-point term per block
+// where the CPU takes it per group from its pairwise activation sums, and FP8 blocks dot
+// the same decoded f32 weights with the f32 activations: again a different order of f32
+// sums and products of the same size, so the same bound (observed at most 0.008 of it for
+// the grouped types, 0.043 for FP8, 0.016 for F32). Keeping f32 activations instead (the
+// CPU's q8 rounding, ~2^-8 per element) misses this by orders of magnitude, so the
+// reference tells the two apart.
 //
 // The subgroup path differs from the portable one only in the one-column (decode) matmul
 // shaders, so the default device runs the one-column shapes (for the quantized types
@@ -51,10 +56,17 @@ constexpr StorageType kTypes[] = {
     StorageType::F32,  StorageType::F16,  StorageType::BF16,   StorageType::Q4_0, StorageType::Q4_1,
     StorageType::Q5_0, StorageType::Q5_1, StorageType::Q8_0,   StorageType::IQ4_NL, StorageType::Q2_K,
     StorageType::Q3_K, StorageType::Q4_K, StorageType::Q5_K, StorageType::Q6_K, StorageType::IQ4_XS,
+    StorageType::I4_G32, StorageType::I4_G64, StorageType::I4_G128, StorageType::I8_G32, StorageType::I8_G64,
+    StorageType::I8_G128, StorageType::FP8_E4M3_B128, StorageType::FP8_E5M2_B128,
 };
 
-// Byte offsets of each block's f16 scale fields (the GGUF block layouts).
+bool grouped(StorageType t) { return storage_type_info(t).group_size != 0; }
+bool fp8_block(StorageType t) { return t == StorageType::FP8_E4M3_B128 || t == StorageType::FP8_E5M2_B128; }
+
+// Byte offsets of each block's f16 scale fields (the GGUF block layouts; a grouped
+// integer type's d; its zero point and FP8's f32 scale are set in random_rows).
 std::vector<int> f16_fields(StorageType t) {
+  if (fp8_block(t)) return {};
   switch (t) {
     case StorageType::Q4_1:
     case StorageType::Q5_1:
@@ -85,11 +97,29 @@ std::vector<std::byte> random_rows(StorageType t, int64_t k, int64_t rows, size_
       }
       continue;
     }
-    for (int64_t b = 0; b < k / info.block_size; ++b)
+    for (int64_t b = 0; b < k / info.block_size; ++b) {
+      std::byte* block = row + b * info.block_bytes;
       for (int off : f16_fields(t)) {
         const float s = scale(g) * (sign(g) ? 1.f : -1.f);
-        put16(row + b * info.block_bytes + off, fp32_to_fp16(s));
+        put16(block + off, fp32_to_fp16(s));
       }
+      if (grouped(t)) {
+        // The zero point: a whole number in the codes' range, as AWQ and GPTQ store it.
+        const int bits = static_cast<int>(8 * (info.block_bytes - 4) / info.block_size);
+        put16(block + 2, fp32_to_fp16(static_cast<float>(std::uniform_int_distribution<int>(0, (1 << bits) - 1)(g))));
+      }
+      if (fp8_block(t)) {
+        const float s = scale(g) * (sign(g) ? 1.f : -1.f);
+        std::memcpy(block, &s, 4);
+        // No NaN or infinite codes (E4M3 S.1111.111; E5M2 exponent 31): every output
+        // would be one. Their decoding is checked by get_rows on its own.
+        for (uint32_t j = 4; j < info.block_bytes; ++j) {
+          const auto c = static_cast<uint8_t>(block[j]);
+          const bool special = t == StorageType::FP8_E4M3_B128 ? (c & 0x7f) == 0x7f : (c & 0x7c) == 0x7c;
+          if (special) block[j] = static_cast<std::byte>(c & 0xbf);  // exponent's top bit cleared
+        }
+      }
+    }
   }
   return out;
 }
@@ -114,7 +144,7 @@ struct CpuDot {
   std::vector<std::byte> act;
   explicit CpuDot(StorageType w) : kernel(cpu::dot_kernel_scalar(w)) { REQUIRE(kernel.dot != nullptr); }
   void column(const float* x, int64_t k) {
-    act.assign(packed_row_bytes(kernel.act_type, k), std::byte{0});
+    act.assign(kernel.act_bytes ? kernel.act_bytes(k) : packed_row_bytes(kernel.act_type, k), std::byte{0});
     kernel.quantize_act(k, x, act.data());
   }
   float dot(const std::byte* w, int64_t k) const { return kernel.dot(k, w, act.data()); }
@@ -538,7 +568,8 @@ TEST_CASE("vulkan matmul group: the integer dot product path gives the portable 
   }
   std::mt19937 g(4321);
   for (StorageType type : kTypes) {
-    if (!storage_type_info(type).quantized) continue;
+    // FP8 weights are dotted in floats on every path: no integer dot product to compare.
+    if (!storage_type_info(type).quantized || fp8_block(type)) continue;
     INFO(storage_type_name(type));
     for (const auto& s : kShapes) {
       INFO("matmul " << s.name);
@@ -632,6 +663,56 @@ TEST_CASE("vulkan matmul group: activations rounded as the CPU rounds them", "[v
       INFO("worst: " << check.worst);
       CHECK(check.bad == 0);
     }
+  }
+}
+
+// Every FP8 code, the NaN and infinite ones included, decoded by get_rows: the SDK's value
+// bit for bit (a NaN for a NaN), under a scale of 1 (the codes' own values, subnormals
+// too) and under 2^-3 * 1.1 (one f32 rounding per product).
+TEST_CASE("vulkan matmul group: get_rows decodes every FP8 code as the SDK does", "[vulkan][vulkan-matmul]") {
+  auto be = open_vulkan(true);
+  if (!be) return;
+  Device& dev = be->device(0);
+  for (StorageType type : {StorageType::FP8_E4M3_B128, StorageType::FP8_E5M2_B128}) {
+    INFO(storage_type_name(type));
+    const int64_t k = 256;
+    const size_t trow = packed_row_bytes(type, k);
+    std::vector<std::byte> tbytes(2 * trow);
+    for (int r = 0; r < 2; ++r) {
+      const float scale = r == 0 ? 1.f : 0.125f * 1.1f;
+      for (int b = 0; b < 2; ++b) {
+        std::byte* block = tbytes.data() + r * trow + b * 132;
+        std::memcpy(block, &scale, 4);
+        for (int j = 0; j < 128; ++j) block[4 + j] = static_cast<std::byte>(128 * b + j);
+      }
+    }
+    const auto table = decode(type, tbytes, k, 2, trow);
+    const std::vector<int32_t> ids = {0, 1};
+    std::vector<std::byte> idb(8);
+    std::memcpy(idb.data(), ids.data(), 8);
+    Graph gr{dev, {}, {}};
+    const auto tr = static_cast<int64_t>(trow);
+    const int32_t ti = gr.add(type, {k, 2, 1, 1}, {132, tr, 2 * tr, 2 * tr}, tbytes);
+    const int32_t ii = gr.add(StorageType::I32, {2, 1, 1, 1}, {4, 8, 8, 8}, idb);
+    const int32_t yi = gr.add(StorageType::F32, {k, 2, 1, 1}, {4, 4 * k, 8 * k, 8 * k}, sentinel(static_cast<size_t>(8 * k)));
+    GraphNode n;
+    n.op = OpKind::get_rows;
+    n.src[0] = ti;
+    n.src[1] = ii;
+    n.dst = yi;
+    REQUIRE(gr.run(n).is_ok());
+    const auto y = gr.read(yi);
+    int wrong = 0, nans = 0;
+    std::string first;
+    for (size_t i = 0; i < table.size(); ++i) {
+      const bool same = std::isnan(table[i]) ? std::isnan(y[i]) : std::memcmp(&table[i], &y[i], 4) == 0;
+      nans += std::isnan(table[i]) ? 1 : 0;
+      if (!same && wrong++ == 0)
+        first = "element " + std::to_string(i) + ": got " + std::to_string(y[i]) + ", want " + std::to_string(table[i]);
+    }
+    INFO(first);
+    CHECK(wrong == 0);
+    CHECK(nans == (type == StorageType::FP8_E4M3_B128 ? 4 : 12));  // the NaN codes were there
   }
 }
 

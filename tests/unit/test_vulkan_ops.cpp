@@ -1,4 +1,4 @@
-// Vulkan kernels (norm, rope, routing groups) against the CPU backend's scalar executor,
+// Vulkan kernels (norm, rope, routing groups; fp8_qdq) against the CPU backend's scalar executor,
 // through the plugin's public Device interface, on odd shapes in padded and transposed
 // layouts. Every case runs on the portable path and again on the default path, which on a
 // device with subgroup arithmetic (lavapipe has it) takes the subgroup reductions. Inputs
@@ -460,6 +460,66 @@ TEST_CASE("vulkan: concat along each dimension, strided inputs", "[vulkan][vulka
     c.node.i[0] = dim;
     INFO("dim " << dim);
     check(c, 0, 0);
+  }
+}
+
+// fp8_qdq where an encoder goes wrong: every E4M3 grid value, each midpoint between
+// neighbours (a tie: to the even code) and the floats either side of it, the subnormal
+// range, 448 and beyond (saturation), infinities, a NaN, signed zeros, all of them with both
+// signs. Against the CPU executor (sdk fp8.cpp) bit for bit, NaN as NaN; once with scale 1
+// (the ties exact) and once with the largest of two scale tensors, a NaN and a negative
+// element among them, which the op passes over as std::max does.
+TEST_CASE("vulkan: fp8_qdq rounds ties to even, saturates and keeps NaN as the SDK does", "[vulkan][vulkan_ops]") {
+  if (!have_device()) return;
+  std::vector<float> xs;
+  const auto e4m3 = [](int c) {  // positive finite codes 0..126
+    const int e = c >> 3, m = c & 7;
+    return e == 0 ? std::ldexp(static_cast<float>(m), -9) : std::ldexp(static_cast<float>(8 + m), e - 10);
+  };
+  for (int c = 0; c < 126; ++c) {
+    const float a = e4m3(c), b = e4m3(c + 1), mid = (a + b) / 2;  // exact: one more bit
+    for (float v : {a, mid, std::nextafter(mid, 0.f), std::nextafter(mid, 1e9f)}) xs.push_back(v);
+  }
+  for (float v : {448.f, 464.f, 479.f, 480.f, 1e30f, INFINITY, std::ldexp(1.f, -10), std::ldexp(1.f, -11),
+                  std::ldexp(3.f, -11), 1e-30f, 0.f, NAN})
+    xs.push_back(v);
+  const size_t n = xs.size();
+  for (size_t i = 0; i < n; ++i) xs.push_back(-xs[i]);
+  const int64_t len = static_cast<int64_t>(xs.size());
+  for (int variant = 0; variant < 2; ++variant) {
+    INFO((variant == 0 ? "scale 1" : "scales {0.37, NaN, -5} and {0.2}"));
+    Case c;
+    c.t.push_back(f32({len, 1, 1, 1}));
+    c.t.back().each([&, i = size_t{0}](size_t o) mutable { set_f32(c.t.back(), o, xs[i++]); });
+    c.t.push_back(f32({len, 1, 1, 1}));
+    if (variant == 0) {
+      c.t.push_back(f32({1, 1, 1, 1}));
+      set_f32(c.t[2], 0, 1.f);
+      c.node = node(OpKind::fp8_qdq, 1, {0, 2});
+    } else {
+      c.t.push_back(f32({3, 1, 1, 1}));
+      set_f32(c.t[2], 0, 0.37f);
+      set_f32(c.t[2], 4, NAN);
+      set_f32(c.t[2], 8, -5.f);
+      c.t.push_back(f32({1, 1, 1, 1}));
+      set_f32(c.t[3], 0, 0.2f);
+      c.node = node(OpKind::fp8_qdq, 1, {0, 2, 3});
+    }
+    const auto want = run_cpu(c);
+    for (Backend* be : {devices().portable.get(), devices().fast.get()}) {
+      const auto got = run_device(be->device(0), c);
+      size_t differ = 0;
+      std::string first;
+      for (int64_t i = 0; i < len; ++i) {
+        const float g = get_f32(got, static_cast<size_t>(4 * i)), w = get_f32(want, static_cast<size_t>(4 * i));
+        const bool same = std::isnan(w) ? std::isnan(g) : std::memcmp(&g, &w, 4) == 0;
+        if (!same && differ++ == 0)
+          first = "x " + std::to_string(xs[static_cast<size_t>(i)]) + ": got " + std::to_string(g) + ", want " +
+                  std::to_string(w);
+      }
+      INFO(first);
+      CHECK(differ == 0);
+    }
   }
 }
 

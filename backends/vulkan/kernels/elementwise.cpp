@@ -1,8 +1,10 @@
-// Elementwise group: add, mul, scale, silu, gelu, sigmoid, softplus, swiglu and copy
-// (f32 -> f32 of any layout; f32 to and from f16, bf16, Q8_0 and Q4_0). Every f32 tensor
-// may have any strides (whole elements, 31-bit); shaders/elementwise.glsl walks the
-// elements. The other side of a converting copy must be dense: the CPU reads and writes
-// it as packed rows whatever its strides say.
+// Elementwise group: add, mul, scale, silu, gelu, sigmoid, softplus, swiglu, copy
+// (f32 -> f32 of any layout; f32 to and from f16, bf16, Q8_0 and Q4_0), and the two ops on
+// the inputs of quantized checkpoints' linears: gather_cols (act-order GPTQ) and fp8_qdq
+// (static FP8 activation scales), both exact. Every f32 tensor may have any strides (whole
+// elements, 31-bit); shaders/elementwise.glsl walks the elements. The other side of a
+// converting copy must be dense: the CPU reads and writes it as packed rows whatever its
+// strides say.
 #include <algorithm>
 
 #include "kernel.hpp"
@@ -161,6 +163,38 @@ Launch copy_plan(const GraphNode& n, std::span<const GraphTensor> t, const Featu
   return over_elements(shader, y);
 }
 
+// gather_cols: x F32 [k, rows...], ids I32 [m] (dense, as the CPU reads them), dst F32
+// [m, rows...]; any strides on x and dst.
+Support gather_cols_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  if (!has_sources(n, 2)) return Support::no;
+  const auto &x = src_of(n, t, 0), &ids = src_of(n, t, 1), &y = dst_of(n, t);
+  if (!usable(x, StorageType::F32) || !usable(y, StorageType::F32) || !usable(ids, StorageType::I32)) return Support::no;
+  if (!is_contiguous(ids) || ids.elements() != y.ne[0]) return Support::no;
+  for (int d = 1; d < 4; ++d)
+    if (x.ne[d] != y.ne[d]) return Support::no;
+  return Support::yes;
+}
+
+Launch gather_cols_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  return over_elements("gather_cols", dst_of(n, t));
+}
+
+// fp8_qdq: x F32, then 1 to 7 scale tensors F32 (any shape), dst shaped as x; any strides.
+Support fp8_qdq_supports(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  if (n.src[0] < 0 || n.src[1] < 0) return Support::no;
+  int count = 0;
+  while (count < kMaxSources && n.src[count] >= 0) ++count;
+  if (!has_sources(n, count)) return Support::no;
+  for (int s = 0; s < count; ++s)
+    if (!usable(src_of(n, t, s), StorageType::F32)) return Support::no;
+  const auto &x = src_of(n, t, 0), &y = dst_of(n, t);
+  return usable(y, StorageType::F32) && same_shape(x, y) ? Support::yes : Support::no;
+}
+
+Launch fp8_qdq_plan(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
+  return over_elements("fp8_qdq", dst_of(n, t));
+}
+
 constexpr KernelDef kDefs[] = {
     {OpKind::add, binary_supports, binary_plan<OpKind::add>},
     {OpKind::mul, binary_supports, binary_plan<OpKind::mul>},
@@ -171,6 +205,8 @@ constexpr KernelDef kDefs[] = {
     {OpKind::softplus, unary_supports, unary_plan<OpKind::softplus>},
     {OpKind::swiglu, swiglu_supports, swiglu_plan},
     {OpKind::copy, copy_supports, copy_plan},
+    {OpKind::gather_cols, gather_cols_supports, gather_cols_plan},
+    {OpKind::fp8_qdq, fp8_qdq_supports, fp8_qdq_plan},
 };
 
 }  // namespace

@@ -67,6 +67,7 @@ struct KernelDef {
 
 // One function per kernel group (kernels/<group>.cpp).
 std::span<const KernelDef> elementwise_kernels();  // add mul scale silu gelu sigmoid softplus swiglu copy
+                                                   // gather_cols fp8_qdq
 std::span<const KernelDef> norm_kernels();         // rms_norm l2_norm softmax
 std::span<const KernelDef> rope_kernels();         // rope
 std::span<const KernelDef> matmul_kernels();       // matmul matmul_id get_rows

@@ -1,9 +1,10 @@
 // The matmul group: get_rows, matmul and matmul_id for every weight type the CPU backend
 // computes (shaders/matmul.comp, get_rows.comp, dequant.glsl, qdot.glsl). Activations and
 // outputs are f32. Like the CPU, matmul first converts the activations to the weight
-// type's dot type (q8_0 for the 32-element quants, q8_K for the K-quants and IQ4_XS, bf16
-// for BF16; a prep shader, act_quant.comp, into the node's scratch) and dots the same
-// integers, so Vulkan and the CPU differ only in the order of their float sums.
+// type's dot type (q8_0 for the 32-element quants and the grouped integers I4_G*/I8_G*,
+// q8_K for the K-quants and IQ4_XS, bf16 for BF16; a prep shader, act_quant.comp, into the
+// node's scratch) and dots the same integers, so Vulkan and the CPU differ only in the
+// order of their float sums. F32, F16 and the FP8 block types meet f32 activations.
 //
 // matmul and matmul_id have an integer dot product def first (quantized weights, asked only
 // where the device has VK_KHR_shader_integer_dot_product and no
@@ -47,6 +48,11 @@ constexpr TypeShaders kTypes[] = {
     SY_MM_QTYPE(Q5_1, q8_0, "q5_1"),  SY_MM_QTYPE(Q8_0, q8_0, "q8_0"),  SY_MM_QTYPE(IQ4_NL, q8_0, "iq4_nl"),
     SY_MM_QTYPE(Q2_K, q8_k, "q2_k"),  SY_MM_QTYPE(Q3_K, q8_k, "q3_k"),  SY_MM_QTYPE(Q4_K, q8_k, "q4_k"),
     SY_MM_QTYPE(Q5_K, q8_k, "q5_k"),  SY_MM_QTYPE(Q6_K, q8_k, "q6_k"),  SY_MM_QTYPE(IQ4_XS, q8_k, "iq4_xs"),
+    // Switchyard's own types (AWQ, GPTQ and FP8 checkpoints repacked at load): the grouped
+    // integers meet q8_0 activations as on the CPU; FP8 blocks the f32 activations (dot_fp8).
+    SY_MM_QTYPE(I4_G32, q8_0, "i4_g32"), SY_MM_QTYPE(I4_G64, q8_0, "i4_g64"), SY_MM_QTYPE(I4_G128, q8_0, "i4_g128"),
+    SY_MM_QTYPE(I8_G32, q8_0, "i8_g32"), SY_MM_QTYPE(I8_G64, q8_0, "i8_g64"), SY_MM_QTYPE(I8_G128, q8_0, "i8_g128"),
+    SY_MM_TYPE(FP8_E4M3_B128, none, "fp8_e4m3_b128"), SY_MM_TYPE(FP8_E5M2_B128, none, "fp8_e5m2_b128"),
 };
 #undef SY_MM_TYPE
 #undef SY_MM_QTYPE

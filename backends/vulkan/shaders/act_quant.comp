@@ -28,19 +28,6 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer XRo
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer OutF32 { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer OutU32 { uint v[]; };
 
-// a / b for any floats (the CPU's C++ division): exact for finite ones, the IEEE results
-// for the zero and infinite cases a damaged activation can bring.
-float div_any(float a, float b) {
-  if (isnan(a) || isnan(b)) return a + b;
-  if (isinf(a) || isinf(b) || b == 0.0 || a == 0.0) {
-    const uint sign = (floatBitsToUint(a) ^ floatBitsToUint(b)) & 0x80000000u;
-    const bool inf = isinf(a) ? !isinf(b) : b == 0.0;
-    if (isinf(a) && isinf(b) || a == 0.0 && b == 0.0) return uintBitsToFloat(0x7fc00000u);
-    return uintBitsToFloat(sign | (inf ? 0x7f800000u : 0u));
-  }
-  return div_rn(a, b);
-}
-
 void main() {
   const uint k = uint(ne(SRC1, 0));
   const int n1 = ne(SRC1, 1), n2 = ne(SRC1, 2);

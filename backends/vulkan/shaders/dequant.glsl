@@ -4,15 +4,19 @@
 // unit by unit and decodes each unit once for however many activation columns it serves.
 //
 //   W_PLAIN          1 for F32/F16/BF16 (any row length: units cover k / 32, dq1 the rest)
+//   W_FP8            1 for FP8_E4M3_B128 / FP8_E5M2_B128 (decoded to floats, no WUnit)
+//   W_FLOAT          W_PLAIN || W_FP8: matmul dots dq32's floats with f32 activations
+//   W_GROUPED        1 for I4_G* / I8_G* (WUnit's m is the group's zero point z)
 //   dq32(row, u, v)  elements 32u .. 32u + 31 of the row starting at byte address `row`
 //   dq1(row, i)      element i of a plain-type row
 //   wunit(row, u, w) quantized types: unit u's integer levels and scales (WUnit), the
 //                    terms of the CPU's integer dot products (qdot.glsl uses them)
 //
-// Values follow sdk/src/dequant.cpp exactly (same products in the same order). Block
-// sizes are all even but not multiples of 4, and a row of a 2-byte type may start at any
-// even address, so everything is read in 16-bit pieces (w32 joins two) and never assumes
-// more than 2-byte alignment. Requires common.glsl.
+// Values follow sdk/src/dequant.cpp and runtime/types/reference/dequant_grouped.cpp exactly
+// (same products in the same order). Block sizes are all even but not all multiples of 4,
+// and a row of a 2-byte type may start at any even address, so everything is read in
+// 16-bit pieces (w32 joins two) and never assumes more than 2-byte alignment. Requires
+// common.glsl.
 
 #ifndef WTYPE
 #error "define WTYPE (a storage type id)"
@@ -35,6 +39,14 @@
 #define WT_IQ4_NL 20
 #define WT_IQ4_XS 23
 #define WT_BF16 30
+#define WT_FP8_E4M3_B128 1002
+#define WT_FP8_E5M2_B128 1003
+#define WT_I4_G32 1010
+#define WT_I4_G64 1011
+#define WT_I4_G128 1012
+#define WT_I8_G32 1020
+#define WT_I8_G64 1021
+#define WT_I8_G128 1022
 
 // A row or block seen as an array: one 64-bit base, 32-bit offsets (cheaper than forming
 // a 64-bit address per load).
@@ -53,6 +65,24 @@ int sbyte_of(uint w, uint i) { return bitfieldExtract(int(w), int(8 * i), 8); }
 #define W_PLAIN 1
 #else
 #define W_PLAIN 0
+#endif
+#if WTYPE == WT_FP8_E4M3_B128 || WTYPE == WT_FP8_E5M2_B128
+#define W_FP8 1
+#else
+#define W_FP8 0
+#endif
+#define W_FLOAT (W_PLAIN || W_FP8)
+// Grouped integers: W_GROUP elements per group, W_BITS per code.
+#if WTYPE >= WT_I4_G32 && WTYPE <= WT_I4_G128
+#define W_GROUPED 1
+#define W_BITS 4
+#define W_GROUP (32 << (WTYPE - WT_I4_G32))
+#elif WTYPE >= WT_I8_G32 && WTYPE <= WT_I8_G128
+#define W_GROUPED 1
+#define W_BITS 8
+#define W_GROUP (32 << (WTYPE - WT_I8_G32))
+#else
+#define W_GROUPED 0
 #endif
 
 
@@ -77,6 +107,30 @@ void dq32(uint64_t row, uint u, out float v[32]) {
 #endif
 }
 
+#elif W_FP8
+
+// A block: f32 scale s, then 128 codes; x = decode(code) * s (fp8.glsl decodes exactly).
+#include "fp8.glsl"
+#if WTYPE == WT_FP8_E4M3_B128
+#define fp8_value e4m3_value
+#else
+#define fp8_value e5m2_value
+#endif
+
+// Unit u is a quarter of block u / 4.
+void dq32(uint64_t row, uint u, out float v[32]) {
+  U16Row b = U16Row(row + uint64_t(u / 4) * 132);
+  const float s = uintBitsToFloat(w32(b, 0));
+  const uint q = 4 + 32 * (u % 4);
+  for (uint w4 = 0; w4 < 8; ++w4) {
+    const uint cw = w32(b, q + 4 * w4);
+    for (uint k = 0; k < 4; ++k) {
+      precise const float x = fp8_value(bitfieldExtract(cw, int(8 * k), 8)) * s;
+      v[4 * w4 + k] = x;
+    }
+  }
+}
+
 #else
 
 // Quantized types are decoded in two steps: wunit() reads a unit's integer levels and
@@ -85,6 +139,7 @@ void dq32(uint64_t row, uint u, out float v[32]) {
 // matmul shaders dot the levels with q8 activations in integers (qdot.glsl).
 //
 // 32-element types: value = d * lv (+ m for Q4_1 / Q5_1); sc = 1, mn = 0.
+// Grouped integers (I4_G*, I8_G*): value = (lv - m) * d, m the group's zero point z.
 // K-quants and IQ4_XS: value = (d * sc[p]) * lv - (m * mn[p]) for the unit's halves p of
 // 16 elements (m is dmin; mn = 0 for the symmetric types), i.e. the CPU's 16-element groups.
 struct WUnit {
@@ -314,6 +369,40 @@ void wunit(uint64_t row, uint u, out WUnit w) {
   }
 }
 
+#elif W_GROUPED
+
+// Group u / (W_GROUP / 32) holds f16 d, f16 z, then the codes: 8-bit ones a byte each;
+// 4-bit ones with byte j holding element j (low nibble) and j + W_GROUP / 2 (high), so a
+// unit of a larger group is the low or the high nibbles of 32 consecutive bytes, and a
+// 32-element group is laid out as Q4_1. lv are the codes as stored (0..15, 0..255); m is z.
+#define W_BB (4 + W_GROUP * W_BITS / 8)
+void wunit(uint64_t row, uint u, out WUnit w) {
+  const uint per = W_GROUP / 32, e0 = 32 * (u % per);
+  U16Row b = U16Row(row + uint64_t(u / per) * W_BB);
+  w.d = h16(b, 0);
+  w.m = h16(b, 2);
+#if W_BITS == 8
+  for (uint w4 = 0; w4 < 8; ++w4) {
+    const uint q = w32(b, 4 + e0 + 4 * w4);
+    for (uint k = 0; k < 4; ++k) w.lv[4 * w4 + k] = int(bitfieldExtract(q, int(8 * k), 8));
+  }
+#elif W_GROUP == 32
+  for (uint w4 = 0; w4 < 4; ++w4) {
+    const uint q = w32(b, 4 + 4 * w4);
+    for (uint k = 0; k < 4; ++k) {
+      w.lv[4 * w4 + k] = int(bitfieldExtract(q, int(8 * k), 4));
+      w.lv[4 * w4 + k + 16] = int(bitfieldExtract(q, int(8 * k + 4), 4));
+    }
+  }
+#else
+  const uint first = 4 + e0 % (W_GROUP / 2), shift = e0 < W_GROUP / 2 ? 0u : 4u;
+  for (uint w4 = 0; w4 < 8; ++w4) {
+    const uint q = w32(b, first + 4 * w4);
+    for (uint k = 0; k < 4; ++k) w.lv[4 * w4 + k] = int(bitfieldExtract(q, int(8 * k + shift), 4));
+  }
+#endif
+}
+
 #else
 #error "WTYPE is not a weight type this file decodes"
 #endif
@@ -344,6 +433,12 @@ void dq32(uint64_t row, uint u, out float v[32]) {
 #else
     for (uint l = 0; l < 16; ++l) v[16 * p + l] = dl * float(w.lv[16 * p + l]);
 #endif
+  }
+#elif W_GROUPED
+  // dequant_int_group: (q - z) * d.
+  for (uint j = 0; j < 32; ++j) {
+    precise const float x = (float(w.lv[j]) - w.m) * w.d;
+    v[j] = x;
   }
 #else
   for (uint j = 0; j < 32; ++j) {

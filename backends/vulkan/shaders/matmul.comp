@@ -3,7 +3,7 @@
 // any storage type dequant.glsl decodes (-DWTYPE) and X, dst in f32. As on the CPU, X is
 // first converted to the weight type's dot type (qdot.glsl: q8_0, q8_K or bf16) by the
 // prep shader act_quant.comp into the node's scratch; quantized weights then meet it in
-// integer dot products per block, F32/F16 weights read X itself.
+// integer dot products per block, F32/F16 and FP8 weights read X itself.
 //
 // A workgroup computes one weight row against LANES activation columns: its 64 threads
 // form LANES groups of WG / LANES, one group per column, each splitting the row's
@@ -66,7 +66,7 @@ float reduce(float acc) {
 float partial(uint64_t w, uint k, uint64_t x, uint ul) {
   float acc = 0.0;
   const uint units = k / 32;
-#if !W_PLAIN
+#if !W_FLOAT
   for (uint u = ul; u < units; u += UL) acc += qdot(w, u, x, k);
   return acc;
 #else
@@ -78,8 +78,10 @@ float partial(uint64_t w, uint k, uint64_t x, uint ul) {
     for (uint i = 0; i < 32; ++i) s += v[i] * xr.v[i];
     acc += s;
   }
+#if W_PLAIN
   F32Row xr = F32Row(x);
   for (uint i = units * 32 + ul; i < k; i += UL) acc += dq1(w, i) * xr.v[i];
+#endif
   return acc;
 #endif
 }

@@ -3,7 +3,9 @@
 // weight unit with its q8 activations, computed as backends/cpu/kernels/dot_scalar.cpp
 // does: integer sums per 32-element block (Q8_0 activations) or per 16-element group
 // (Q8_K), then the same float products of the scales, `precise` so no fused multiply-add
-// rounds them differently. Requires common.glsl and dequant.glsl.
+// rounds them differently (the grouped integers' zero-point term per block, where the CPU
+// reads it per group from its activation sums). FP8 weights are dotted in floats
+// (matmul.comp), as the CPU's dot_fp8. Requires common.glsl and dequant.glsl.
 //
 // -DINT_DOT=1 (after int_dot.glsl): the integer sums come from packed 4 x 8-bit dot
 // products of the weight levels with the activation words. The sums are exact either way,
@@ -14,6 +16,8 @@
 #else
 #define ACT ACT_NONE  // F32 and F16 weights meet the f32 activations as they are
 #endif
+#elif W_FP8
+#define ACT ACT_NONE  // dot_fp8: the decoded weights times the f32 activations
 #elif W_KQUANT
 #define ACT ACT_Q8_K
 #else
@@ -21,7 +25,7 @@
 #endif
 #include "act_layout.glsl"
 
-#if !W_PLAIN
+#if !W_FLOAT
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer QRow { uint v[]; };
 
 #if INT_DOT
@@ -63,6 +67,27 @@ void wunit_packed(uint64_t row, uint u, out WUnit wu, out uint lw[8], out int ze
     lw[4 + j] = ((q >> 4) & 0x0f0f0f0fu) | fifth_bits(qh >> (16 + 4 * j));
   }
 #endif
+#elif W_GROUPED
+  // The codes as stored: 4-bit ones as they are, 8-bit ones (0..255) moved to -128..127.
+  U16Row b = U16Row(row + uint64_t(u / (W_GROUP / 32)) * W_BB);
+  wu.d = h16(b, 0);
+  wu.m = h16(b, 2);
+  const uint e0 = 32 * (u % (W_GROUP / 32));
+#if W_BITS == 8
+  zero = -128;
+  for (uint j = 0; j < 8; ++j) lw[j] = w32(b, 4 + e0 + 4 * j) ^ 0x80808080u;
+#elif W_GROUP == 32
+  zero = 0;
+  for (uint j = 0; j < 4; ++j) {
+    const uint q = w32(b, 4 + 4 * j);
+    lw[j] = q & 0x0f0f0f0fu;
+    lw[4 + j] = (q >> 4) & 0x0f0f0f0fu;
+  }
+#else
+  zero = 0;
+  const uint first = 4 + e0 % (W_GROUP / 2), shift = e0 < W_GROUP / 2 ? 0u : 4u;
+  for (uint j = 0; j < 8; ++j) lw[j] = (w32(b, first + 4 * j) >> shift) & 0x0f0f0f0fu;
+#endif
 #else
   wunit(row, u, wu);
   zero = 0;
@@ -102,7 +127,11 @@ float qdot(uint64_t w, uint u, uint64_t a, uint k) {
       }
     }
 #endif
-#if ACT == ACT_Q8_0
+#if W_GROUPED
+  // dot_grouped's terms for one block: d * (da * sum(q * y)) - d * z * (da * sum(y)).
+  const float da = F32Row(a + k).v[u];
+  precise const float r = wu.d * (da * float(s[0] + s[1])) - wu.d * wu.m * (da * float(qs[0] + qs[1]));
+#elif ACT == ACT_Q8_0
   const float da = F32Row(a + k).v[u];
   precise const float r = wu.d * da * float(s[0] + s[1]) + wu.m * da * float(qs[0] + qs[1]);
 #else

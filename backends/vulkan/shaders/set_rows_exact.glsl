@@ -109,6 +109,19 @@ float div_rn(float a, float b) {
   return round_to_float(sign, q, ea - eb - 40, n - q * mb != 0ul);
 }
 
+// a / b for any floats (the CPU's C++ division): exact for finite ones, the IEEE results
+// for the zero and infinite cases a damaged activation can bring.
+float div_any(float a, float b) {
+  if (isnan(a) || isnan(b)) return a + b;
+  if (isinf(a) || isinf(b) || b == 0.0 || a == 0.0) {
+    const uint sign = (floatBitsToUint(a) ^ floatBitsToUint(b)) & 0x80000000u;
+    const bool inf = isinf(a) ? !isinf(b) : b == 0.0;
+    if (isinf(a) && isinf(b) || a == 0.0 && b == 0.0) return uintBitsToFloat(0x7fc00000u);
+    return uintBitsToFloat(sign | (inf ? 0x7f800000u : 0u));
+  }
+  return div_rn(a, b);
+}
+
 // The software double: value = (neg ? -1 : 1) * m * 2^e, m in [2^52, 2^53) or m == 0.
 struct Dbl {
   uint64_t m;
