@@ -58,6 +58,8 @@ void i4g_x16(int64_t n, const void* w, const void* a, size_t stride, float* cons
     for (int t = 0; t < T; ++t)
       for (int j = 0; j < kHalf; ++j) lo[t][j] = hi[t][j] = _mm512_setzero_si512();
     const u8* y = ab + g * G;  // the group's levels
+    // Unrolled so that the sums stay in registers (indexed by c / 8, they went to the stack).
+#pragma GCC unroll 16
     for (int c = 0; c < kWords; ++c) {
       const __m512i v = _mm512_loadu_si512(wc + 64 + 64 * c);
       const __m512i vl = _mm512_and_si512(v, m4), vh = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
