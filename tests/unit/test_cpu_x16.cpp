@@ -1,8 +1,8 @@
 // The 16-row interleaved layouts the loader repacks Q4_K, Q4_0, Q8_0 and I4_G* (AWQ, GPTQ)
-// into for the CPU's VNNI kernels: the repack is a pure permutation (unpack_rows inverts it), and matmuls on
-// repacked weights equal the row-major scalar reference on the original ones, for GEMV and
-// GEMM, alone, as gate/up pairs and through matmul_id, with a token's result independent of
-// its batch.
+// into for the CPU's VNNI kernels: the repack is a pure permutation (unpack_rows inverts
+// it), and matmuls on repacked weights equal the row-major scalar reference on the original
+// ones, for GEMV and GEMM, alone, as gate/up pairs and through matmul_id, with a token's
+// result independent of its batch.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -26,7 +26,7 @@ constexpr StorageType kAllX16[] = {StorageType::Q4_K_X16,   StorageType::Q4_0_X1
                                    StorageType::I4_G32_X16, StorageType::I4_G64_X16, StorageType::I4_G128_X16};
 
 // Grouped 4-bit rows (I4_G* has no quantizer: format plugins decode checkpoints into it):
-// every code, scales of either sign, zero points mostly the integers checkpoints use and
+// random codes, scales of either sign, zero points mostly the integers checkpoints use and
 // some that are not integers (the kernels must not rely on it).
 std::vector<uint8_t> grouped_rows(StorageType base, std::vector<uint8_t> w, std::mt19937& rng) {
   const size_t bb = storage_type_info(base).block_bytes;
