@@ -76,7 +76,8 @@ class CpuDevice final : public Device {
     d.reads_host_memory = true;
     d.unified_memory = true;
     d.features = {std::string("kernels: ") + std::string(isa_name(isa_)), std::to_string(threads_) + " threads"};
-    if (repack_) d.features.emplace_back("repacks Q4_K, Q4_0 and Q8_0 weights into 16-row interleaved layouts at load");
+    if (repack_)
+      d.features.emplace_back("repacks Q4_K, Q4_0, Q8_0 and I4_G* (AWQ, GPTQ) weights into 16-row interleaved layouts at load");
     return d;
   }
   // Every kind is plain RAM here: the host and the kernels read it alike.
@@ -142,8 +143,8 @@ const PluginDescriptor* describe() noexcept {
     threads.choices = {"auto"};
     threads.primary = true;
     ParamSpec repack{"repack", ParamType::boolean,
-                     "Repack Q4_K, Q4_0 and Q8_0 weights at load into 16-row interleaved layouts (Q4_K_X16, "
-                     "Q4_0_X16, Q8_0_X16) where the CPU has a "
+                     "Repack Q4_K, Q4_0, Q8_0 and I4_G* weights at load into 16-row interleaved layouts "
+                     "(Q4_K_X16, Q4_0_X16, Q8_0_X16, I4_G*_X16) where the CPU has a "
                      "kernel for it (AVX-512 VNNI): same memory, faster matmuls; false keeps the file's layout",
                      true};
     c.params = {threads, repack};
@@ -151,7 +152,8 @@ const PluginDescriptor* describe() noexcept {
     // interleaved layouts are what this backend repacks into); every other registered type
     // runs through the generic kernel (kernels/dot_generic.cpp).
     for (const char* t : {"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "Q2_K", "Q3_K", "Q4_K",
-                          "Q5_K", "Q6_K", "IQ4_XS", "Q4_K_X16", "Q4_0_X16", "Q8_0_X16"})
+                          "Q5_K", "Q6_K", "IQ4_XS", "Q4_K_X16", "Q4_0_X16", "Q8_0_X16", "I4_G32_X16", "I4_G64_X16",
+                          "I4_G128_X16"})
       c.traits.push_back(std::string(kTraitNativePrefix) + t);
     c.traits.emplace_back(kTraitGenericKernel);
     c.factory = make_cpu;

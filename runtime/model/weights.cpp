@@ -311,7 +311,7 @@ Result<Weights> Weights::load(const ModelSource& src, const WeightPlacement& whe
              "not fit in 90% of the {:.2f} GiB available, and repacked copies could not be paged out",
              static_cast<double>(host_bytes) / (1u << 30), static_cast<double>(available) / (1u << 30));
   if (w.repacked_bytes_ > 0)
-    lg->info("repacked {:.2f} GiB of Q4_K, Q4_0 and Q8_0 weights into 16-row interleaved layouts for the CPU's kernels (same size; "
+    lg->info("repacked {:.2f} GiB of Q4_K, Q4_0, Q8_0 and I4_G* weights into 16-row interleaved layouts for the CPU's kernels (same size; "
              "backends[cpu].repack: false keeps the file's layout)",
              static_cast<double>(w.repacked_bytes_) / (1u << 30));
   // Locked pages are already resident.

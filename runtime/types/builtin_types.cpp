@@ -141,6 +141,9 @@ const std::array kTable{
     BuiltinType{T::Q4_K_X16, "core", false, plain("Q4_K_X16", 256, 144, Q)},
     BuiltinType{T::Q4_0_X16, "core", false, plain("Q4_0_X16", 32, 18, Q)},
     BuiltinType{T::Q8_0_X16, "core", false, plain("Q8_0_X16", 32, 34, Q)},
+    BuiltinType{T::I4_G32_X16, "core", false, plain("I4_G32_X16", 32, 20, Q, nullptr, nullptr, 32)},
+    BuiltinType{T::I4_G64_X16, "core", false, plain("I4_G64_X16", 64, 36, Q, nullptr, nullptr, 64)},
+    BuiltinType{T::I4_G128_X16, "core", false, plain("I4_G128_X16", 128, 68, Q, nullptr, nullptr, 128)},
 };
 
 }  // namespace

@@ -15,7 +15,7 @@ constexpr int kGroup = 16;
 // a column of 16 blocks (quant.hpp's repack_rows() describes them).
 struct Layout {
   StorageType type, base;
-  size_t halves;  // leading f16 fields per block (d; Q4_K: d and dmin), each a 32-byte array
+  size_t halves;  // leading f16 fields per block (d; Q4_K: d and dmin; I4_G*: d and z), each a 32-byte array
   size_t words;   // 4-byte words after them, each a 64-byte array of the 16 rows' words
 };
 
@@ -23,6 +23,9 @@ constexpr Layout kLayouts[] = {
     {StorageType::Q4_K_X16, StorageType::Q4_K, 2, 35},  // 3 scale words, 32 quant words
     {StorageType::Q4_0_X16, StorageType::Q4_0, 1, 4},
     {StorageType::Q8_0_X16, StorageType::Q8_0, 1, 8},
+    {StorageType::I4_G32_X16, StorageType::I4_G32, 2, 4},  // d, z; 16 code bytes
+    {StorageType::I4_G64_X16, StorageType::I4_G64, 2, 8},
+    {StorageType::I4_G128_X16, StorageType::I4_G128, 2, 16},
 };
 
 const Layout* layout_of(StorageType type) {

@@ -150,12 +150,12 @@ check "synth --seed N with the printed seed writes the same file" 0 "^same$" -- 
 check "synth --seed -2 is refused, naming -1" 2 "--seed: must be an integer from 0 to 18446744073709551615, got '-2' \(or -1 for a random seed\)" -- \
   "$exe" synth --topology demo-llama --seed -2 -o "$tmp/x.gguf"
 
-# Repacked layouts: plan counts the Q4_K, Q4_0 and Q8_0 matrices this machine's CPU would rearrange at load.
+# Repacked layouts: plan counts the Q4_K, Q4_0 and Q8_0 (and I4_G*, absent here) matrices this machine's CPU would rearrange at load.
 # The expected bytes come from the tensor table (inspect): every such matrix of whole 16-row
 # groups except token_embd, when the CPU device lists the repack among its features (AVX-512
 # VNNI), else none.
 "$exe" synth --topology qwen3-8b --layers 1 --vocab 4096 --type q4_k_m -o "$tmp/q4km.gguf" > /dev/null 2>&1
-feature=$("$exe" plugins --devices 2>&1 | grep -c "repacks Q4_K, Q4_0 and Q8_0 weights into 16-row interleaved layouts" || true)
+feature=$("$exe" plugins --devices 2>&1 | grep -c "repacks Q4_K, Q4_0, Q8_0 and I4_G\* (AWQ, GPTQ) weights into 16-row interleaved layouts" || true)
 want=$("$exe" inspect "$tmp/q4km.gguf" --json --tensors 2>/dev/null | python3 -c '
 import json, sys
 feature = sys.argv[1] != "0"
@@ -165,7 +165,7 @@ print(sum(t["bytes"] for t in ts if feature and t["type"] in ("Q4_K", "Q4_0", "Q
 check "plan --json counts the bytes the CPU repacks at load" 0 "\"cpu_repacked_bytes\": $want," -- \
   "$exe" plan -m "$tmp/q4km.gguf" --json --cpu-bandwidth 50GB/s
 if [ "$want" != 0 ]; then
-  check "plan prints the repacked bytes" 0 "repacked at load  cpu: .* of Q4_K, Q4_0 and Q8_0 weights into 16-row interleaved layouts" -- \
+  check "plan prints the repacked bytes" 0 "repacked at load  cpu: .* of Q4_K, Q4_0, Q8_0 and I4_G\* weights into 16-row interleaved layouts" -- \
     "$exe" plan -m "$tmp/q4km.gguf" --cpu-bandwidth 50GB/s
   printf 'model:\n  path: %s\nbackends:\n  - plugin: cpu\n    repack: false\n' "$tmp/q4km.gguf" > "$tmp/norepack.yaml"
   check "plan with repack off counts none" 0 "\"cpu_repacked_bytes\": 0," -- \

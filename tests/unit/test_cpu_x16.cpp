@@ -1,12 +1,13 @@
-// The 16-row interleaved layouts the loader repacks Q4_K, Q4_0 and Q8_0 into for the CPU's
-// VNNI kernels: the repack is a pure permutation (unpack_rows inverts it), and matmuls on
-// repacked weights equal the row-major scalar reference on the original ones, for GEMV and
-// GEMM, alone, as gate/up pairs and through matmul_id, with a token's result independent of
-// its batch.
+// The 16-row interleaved layouts the loader repacks Q4_K, Q4_0, Q8_0 and I4_G* (AWQ, GPTQ)
+// into for the CPU's VNNI kernels: the repack is a pure permutation (unpack_rows inverts
+// it), and matmuls on repacked weights equal the row-major scalar reference on the original
+// ones, for GEMV and GEMM, alone, as gate/up pairs and through matmul_id, with a token's
+// result independent of its batch.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -21,13 +22,35 @@ using namespace sy::cpu;
 namespace {
 
 constexpr StorageType kX16 = StorageType::Q4_K_X16;
-constexpr StorageType kAllX16[] = {StorageType::Q4_K_X16, StorageType::Q4_0_X16, StorageType::Q8_0_X16};
+constexpr StorageType kAllX16[] = {StorageType::Q4_K_X16,   StorageType::Q4_0_X16,   StorageType::Q8_0_X16,
+                                   StorageType::I4_G32_X16, StorageType::I4_G64_X16, StorageType::I4_G128_X16};
+
+// Grouped 4-bit rows (I4_G* has no quantizer: format plugins decode checkpoints into it):
+// random codes, scales of either sign, zero points mostly the integers checkpoints use and
+// some that are not integers (the kernels must not rely on it).
+std::vector<uint8_t> grouped_rows(StorageType base, std::vector<uint8_t> w, std::mt19937& rng) {
+  const size_t bb = storage_type_info(base).block_bytes;
+  std::uniform_real_distribution<float> mag(0.002f, 0.05f);
+  const auto put16 = [](uint8_t* p, float v) {
+    const uint16_t h = fp32_to_fp16(v);
+    std::memcpy(p, &h, 2);
+  };
+  for (size_t off = 0; off < w.size(); off += bb) {
+    const int zi = static_cast<int>(rng() % 16), kind = static_cast<int>(rng() % 4);
+    const float z = kind == 0 ? 8.0f : kind == 1 ? static_cast<float>(zi) : kind == 2 ? zi + 0.5f : zi * 0.75f;
+    put16(w.data() + off, mag(rng) * (rng() % 3 == 0 ? -1.f : 1.f));
+    put16(w.data() + off + 2, z);
+    for (size_t j = 4; j < bb; ++j) w[off + j] = static_cast<uint8_t>(rng());
+  }
+  return w;
+}
 
 std::vector<uint8_t> base_rows(StorageType base, int64_t rows, int64_t k, std::mt19937& rng) {
   std::normal_distribution<float> nd(0.f, 1.f);
   std::vector<float> f(static_cast<size_t>(k));
   const size_t rb = *storage_row_bytes(base, static_cast<uint64_t>(k));
   std::vector<uint8_t> w(rb * static_cast<size_t>(rows));
+  if (!can_quantize(base)) return grouped_rows(base, std::move(w), rng);
   for (int64_t r = 0; r < rows; ++r) {
     for (auto& v : f) v = nd(rng);
     REQUIRE(quantize_row(base, f.data(), w.data() + static_cast<size_t>(r) * rb, k).is_ok());
@@ -84,6 +107,14 @@ TEST_CASE("X16 layouts: the repack is a permutation that unpack_rows inverts", "
   CHECK(std::equal(row3 + 2, row3 + 4, x.data() + 38));
   CHECK(std::equal(row3 + 8, row3 + 12, x.data() + 140));
   CHECK(std::equal(row3 + 16 + 36, row3 + 16 + 40, x.data() + 256 + 64 * 9 + 12));
+  // I4_G128_X16's 1088-byte column: row 3's d at byte 6, its z at 32 + 6, its code bytes
+  // 4w .. 4w + 3 at 64 + 64 * w + 12.
+  const auto g = base_rows(StorageType::I4_G128, 16, 256, rng);
+  const auto gx = repacked(g, 256, 16, StorageType::I4_G128_X16);
+  const uint8_t* g3 = g.data() + 3 * 136 + 68;  // row 3's second group
+  CHECK(std::equal(g3, g3 + 2, gx.data() + 1088 + 6));
+  CHECK(std::equal(g3 + 2, g3 + 4, gx.data() + 1088 + 38));
+  for (int cw : {0, 7, 15}) CHECK(std::equal(g3 + 4 + 4 * cw, g3 + 8 + 4 * cw, gx.data() + 1088 + 64 + 64 * cw + 12));
 }
 
 TEST_CASE("X16 layouts: matmul equals the row-major scalar reference, batch-independent", "[cpu]") {
@@ -148,6 +179,21 @@ TEST_CASE("Q4_K_X16: gate/up pairs with row-major Q6_K and matmul_id over expert
     std::vector<uint8_t> scratch(matmul_scratch_bytes(kX16, k, m, isa));
     REQUIRE(matmul_gate_up({xg.data(), kX16, k, rows, x.data(), m, gg.data()},
                            {wu.data(), StorageType::Q6_K, k, rows, x.data(), m, gu.data()}, Glu{}, isa, pool, scratch.data())
+                .is_ok());
+    check_close(gg, rg);
+    check_close(gu, ru);
+  }
+  SECTION("gate/up: interleaved I4_G128 gate, row-major I4_G128 up: one activation conversion") {
+    constexpr StorageType xt = StorageType::I4_G128_X16, base = StorageType::I4_G128;
+    const auto wg = base_rows(base, rows, k, rng), wu = base_rows(base, rows, k, rng);
+    const auto xg = repacked(wg, k, rows, xt);
+    REQUIRE(can_share_activations(xt, base, isa));
+    std::vector<float> rg(static_cast<size_t>(m * rows)), ru(rg.size()), gg(rg.size()), gu(rg.size());
+    REQUIRE(matmul_reference({wg.data(), base, k, rows, x.data(), m, rg.data()}).is_ok());
+    REQUIRE(matmul_reference({wu.data(), base, k, rows, x.data(), m, ru.data()}).is_ok());
+    std::vector<uint8_t> scratch(matmul_scratch_bytes(xt, k, m, isa));
+    REQUIRE(matmul_gate_up({xg.data(), xt, k, rows, x.data(), m, gg.data()}, {wu.data(), base, k, rows, x.data(), m, gu.data()},
+                           Glu{}, isa, pool, scratch.data())
                 .is_ok());
     check_close(gg, rg);
     check_close(gu, ru);

@@ -20,7 +20,7 @@ using ActQuantFn = void (*)(int64_t n, const float* x, void* out);
 /// One weight row against four activation rows `a_stride` bytes apart: the weight blocks
 /// are unpacked once for all four (the prefill micro-kernel). out[r] = dot(w, a_r).
 using Dot4Fn = void (*)(int64_t n, const void* w, const void* a, size_t a_stride, float out[4]);
-/// Interleaved types (Q4_K_X16): one group of 16 weight rows against T activation rows
+/// Interleaved types (Q4_K_X16, ...): one group of 16 weight rows against T activation rows
 /// `a_stride` bytes apart (T = 1 or 4, fixed per function); out[t][r] = dot(row r, a_t).
 /// Row r of a group is computed alike for any T, so a token's result never depends on its batch.
 using GroupFn = void (*)(int64_t n, const void* w, const void* a, size_t a_stride, float* const* out);
@@ -104,6 +104,9 @@ struct Avx512Ext {
 DotKernel dot_kernel_avx512_best(StorageType weight, Avx512Ext ext);
 /// The VNNI kernels of the interleaved types; an empty DotKernel for other types.
 DotKernel dot_kernel_avx512_vnni_x16(StorageType weight);
+/// Those of the interleaved grouped 4-bit types (I4_G*_X16, dot_avx512_vnni_i4x16.cpp),
+/// which dot_kernel_avx512_vnni_x16() also returns.
+DotKernel dot_kernel_avx512_vnni_i4x16(StorageType weight);
 /// The grouped integer and FP8 block types' kernels per ISA (dot_grouped_*.cpp); an empty
 /// DotKernel for other types (and, for VNNI, for the FP8 types, which have no integer dot).
 DotKernel dot_kernel_avx2_grouped(StorageType weight);

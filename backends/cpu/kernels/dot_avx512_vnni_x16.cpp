@@ -191,7 +191,7 @@ DotKernel dot_kernel_avx512_vnni_x16(StorageType w) {
       k = {StorageType::Q8_0, nullptr, act_q8_0_sums, Isa::avx512};
       k.group1 = q0_x16<false, 1>, k.group4 = q0_x16<false, 4>, k.act_bytes = act_q8_0_sums_bytes;
       return k;
-    default: return {};
+    default: return dot_kernel_avx512_vnni_i4x16(w);
   }
 }
 

@@ -33,6 +33,7 @@ template <StorageType X>
 DotKernel kernel() {
   const DotKernel row = dot_kernel_scalar(interleave_base(X));
   DotKernel k{row.act_type, nullptr, row.quantize_act, Isa::scalar};
+  k.act_bytes = row.act_bytes;  // I4_G*: the grouped activation layout (act_q8_0_gsums)
   k.group1 = group<X, 1>;
   k.group4 = group<X, 4>;
   return k;
@@ -45,6 +46,9 @@ DotKernel dot_kernel_scalar_x16(StorageType w) {
     case StorageType::Q4_K_X16: return kernel<StorageType::Q4_K_X16>();
     case StorageType::Q4_0_X16: return kernel<StorageType::Q4_0_X16>();
     case StorageType::Q8_0_X16: return kernel<StorageType::Q8_0_X16>();
+    case StorageType::I4_G32_X16: return kernel<StorageType::I4_G32_X16>();
+    case StorageType::I4_G64_X16: return kernel<StorageType::I4_G64_X16>();
+    case StorageType::I4_G128_X16: return kernel<StorageType::I4_G128_X16>();
     default: return {};
   }
 }

@@ -42,6 +42,9 @@ enum class StorageType : uint32_t {
   Q4_K_X16 = 1030,
   // Q4_0 and Q8_0 with 16 rows interleaved the same way: 288- and 544-byte block columns.
   Q4_0_X16 = 1031, Q8_0_X16 = 1032,
+  // I4_G32/64/128 with 16 rows interleaved alike (what the loader repacks AWQ and GPTQ
+  // 4-bit weights into for the VNNI kernels): 320-, 576- and 1088-byte group columns.
+  I4_G32_X16 = 1033, I4_G64_X16 = 1034, I4_G128_X16 = 1035,
 };
 
 /// What a storage type is, for kernels, loaders and memory planning.
