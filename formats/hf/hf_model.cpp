@@ -41,9 +41,15 @@ std::string expert_name(const std::string& other, int64_t other_e, int64_t e) {
   return other.substr(0, at) + ".experts." + std::to_string(e) + "." + other.substr(at + from.size());
 }
 
-Status refuse_dtype(const std::string& file, const StTensor& t) {
+// `quantized`: a quantized reader is decoding the checkpoint, and its scheme did not claim t.
+Status refuse_dtype(const std::string& file, const StTensor& t, bool quantized) {
   const std::string who = file + ": tensor " + quoted_text(t.name) + " is " + dtype_name(t.dtype);
-  if (t.dtype == Dtype::F8_E4M3 || t.dtype == Dtype::F8_E5M2)
+  const bool fp8 = t.dtype == Dtype::F8_E4M3 || t.dtype == Dtype::F8_E5M2;
+  if (fp8 && quantized)
+    return error::unsupported(who + " but is not a linear's '.weight' with its scale beside it, the layout the fp8 "
+                                    "plugin decodes; FP8 fused expert tensors (transformers v5 'gate_up_proj', "
+                                    "'down_proj') are not supported yet: use a checkpoint with one linear per expert");
+  if (fp8)
     return error::unsupported(who + ", an FP8-quantized weight; the fp8 format plugin reads such checkpoints "
                                     "(model.format: fp8), this reader only unquantized F32, F16 and BF16 ones");
   return error::unsupported(who + "; this reader maps unquantized F32, F16 and BF16 weights (packed integer weights "
@@ -196,7 +202,7 @@ Status Model::build(const std::string& config_file) {
                                 " language model as this reader knows it, and leaving it out could change the "
                                 "model's output; check that " + config_file + " names the right architecture");
     const auto type = storage_of(t.dtype);
-    if (!type) return refuse_dtype(file, t);
+    if (!type) return refuse_dtype(file, t, scheme_ != nullptr);
     if (t.shape.empty() || t.shape.size() > 3)
       return error::unsupported(file + ": tensor " + quoted_text(t.name) + " has shape " + shape_text(t.shape) +
                                 "; a weight of this model has 1 to 3 dimensions");

@@ -403,6 +403,16 @@ TEST_CASE("quantized readers refuse malformed checkpoints with a sentence naming
     CHECK(has(msg, kDown + ".weight_scale"));
     CHECK(has(msg, "download"));
   }
+  SECTION("FP8 fused expert tensors (transformers v5), which the fp8 plugin does not decode") {
+    auto ts = plain_tensors(true, false);
+    ts.push_back({"model.layers.0.mlp.experts.gate_up_proj", "F8_E4M3", {2, 2 * kFfn, kHidden},
+                  std::vector<unsigned char>(static_cast<size_t>(4 * kFfn * kHidden), 0x38)});
+    sy::test::TempDir dir;
+    write_folder(dir.path(), config({{"quant_method", "fp8"}}), ts);
+    const auto msg = open_error(dir.path(), "fp8");
+    CHECK(has(msg, "mlp.experts.gate_up_proj"));
+    CHECK(has(msg, "fused expert tensors"));
+  }
   SECTION("a truncated shard") {
     const IntRef r = int_ref(kHidden, kFfn, 4, 128, false, false, true);
     auto ts = plain_tensors(true, false);
