@@ -188,7 +188,8 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
         return error::invalid_argument(file + ": llama3 rope scaling needs high_freq_factor (" + std::to_string(l3.high) +
                                        ") above low_freq_factor (" + std::to_string(l3.low) + ")");
       c.rope_freqs = llama3_factors(l3, theta, n_rot);
-    } else if (type != "default") {
+    } else if (type != "default" && !(type == "mrope" && c.arch == "qwen35moe")) {
+      // (Qwen3.5's sectioned "mrope" is plain neox rope for text: read_linear_attention.)
       return error::unsupported(file + ": rope scaling " + quoted_text(type) +
                                 " is not supported: the engine computes only linear and llama3 scaling; remove "
                                 "rope_scaling from config.json to run the model within the context it was trained on");
@@ -229,7 +230,8 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
     if (md.find("general.source.eos_token_id")) break;
   }
   if (c.arch == "qwen35moe")
-    if (auto st = read_linear_attention(t, file, where, *rope, c); !st) return st;
+    if (auto st = read_linear_attention(t, file, where, rs && rs->contains("mrope_section") ? *rs : *rope, c); !st)
+      return st;
   if (!f.status()) return f.status();
   return c;
 }

@@ -378,3 +378,33 @@ TEST_CASE("hf: Qwen3.5 value heads go from grouped to tiled order", "[hf]") {
   CHECK(sy::hf::tiled_value_rows(10, 4, 2, 1, 3) == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   CHECK(sy::hf::tiled_value_rows(8, 0, 2, 2, 4) == std::vector<int64_t>{0, 1, 4, 5, 2, 3, 6, 7});
 }
+
+// Qwen3.5 configs keep rope settings in text_config.rope_parameters (transformers v5) or, as
+// the Qwen-VL family did, in rope_scaling with type "mrope"; both give the sections and
+// neox rope on the rotated dims.
+TEST_CASE("hf: Qwen3.5's sectioned rope from rope_parameters or an mrope rope_scaling", "[hf]") {
+  const json text = {{"hidden_size", 8},          {"num_hidden_layers", 4},       {"num_attention_heads", 2},
+                     {"num_key_value_heads", 1},  {"head_dim", 8},                {"vocab_size", 16},
+                     {"num_experts", 2},          {"num_experts_per_tok", 1},     {"moe_intermediate_size", 4},
+                     {"linear_conv_kernel_dim", 4}, {"linear_key_head_dim", 4},   {"linear_num_key_heads", 1},
+                     {"linear_num_value_heads", 2}, {"rope_theta", 1e7},          {"partial_rotary_factor", 0.5}};
+  for (const char* where : {"rope_parameters", "rope_scaling"}) {
+    INFO(where);
+    json t = text;
+    t[where] = {{std::string(where) == "rope_scaling" ? "type" : "rope_type",
+                 std::string(where) == "rope_scaling" ? "mrope" : "default"},
+                {"mrope_section", {1, 1, 0}}};
+    auto c = sy::hf::read_config({{"architectures", {"Qwen3_5MoeForConditionalGeneration"}}, {"text_config", t}},
+                                 "config.json");
+    INFO((c ? std::string() : c.status().message()));
+    REQUIRE(c.has_value());
+    const auto* v = c->md.find("qwen35moe.rope.dimension_sections");
+    REQUIRE(v);
+    const auto& a = std::get<sy::MetaArray>(*v);
+    REQUIRE(a.items.size() == 4);
+    CHECK(sy::meta_as_int(a.items[0]) == 1);
+    CHECK(sy::meta_as_int(a.items[2]) == 0);
+    CHECK(c->md.get_int("qwen35moe.rope.dimension_count") == 4);
+    CHECK(c->md.get_int("qwen35moe.ssm.time_step_rank") == 2);
+  }
+}
