@@ -22,6 +22,8 @@ struct EngineOptions {
   int64_t parallel = 1;
   int64_t ubatch = 512;
   bool routing_stats = false;
+  int64_t kv_tokens = 0;  ///< context.kv_tokens (0: ctx x parallel)
+  int64_t state_checkpoints = 0;  ///< recurrent-state checkpoint slots (hybrid models)
   std::string backends = "[ { plugin: cpu, threads: 2 } ]";  ///< the pipeline's backends list
   std::string placement;                                    ///< the pipeline's placement map, if any
   std::string format;                                       ///< the pipeline's format map, if any
@@ -36,14 +38,15 @@ inline std::unique_ptr<engine::Runtime> bring_up_model(const std::filesystem::pa
                            (o.format.empty() ? std::string() : "format: " + o.format + "\n") +
                            "context: { length: " + std::to_string(o.ctx) +
                            ", kv_type: " + o.kv_type + ", parallel: " + std::to_string(o.parallel) +
-                           ", ubatch: " + std::to_string(o.ubatch) + " }\nsampling: [ greedy ]\n";
+                           ", ubatch: " + std::to_string(o.ubatch) +
+                           ", kv_tokens: " + std::to_string(o.kv_tokens) + " }\nsampling: [ greedy ]\n";
   const std::vector<std::filesystem::path> dirs{SY_BUILD_PLUGIN_DIR};
   pipeline::LoadOptions lo;
   lo.fixed_search_dirs = &dirs;
   auto lr = pipeline::load_pipeline_from_text(yaml, "test pipeline", lo);
   if (!lr.ok()) throw std::runtime_error(pipeline::format_diagnostic(lr.diagnostics.front()));
   const std::vector<registry::SearchDir> search{{SY_BUILD_PLUGIN_DIR, "build tree"}};
-  auto rt = engine::bring_up(lr.pipeline, &search, o.routing_stats);
+  auto rt = engine::bring_up(lr.pipeline, &search, o.routing_stats, o.state_checkpoints);
   if (!rt) throw std::runtime_error(rt.status().message());
   return std::move(*rt);
 }

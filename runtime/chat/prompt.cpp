@@ -64,6 +64,40 @@ Result<std::string> render_chat(const Template& tmpl, const std::vector<Message>
   return tmpl.render(Value::make_dict(std::move(ctx)));
 }
 
+Result<std::string> render_openai_chat(const Template& tmpl, const nlohmann::ordered_json& messages,
+                                       const nlohmann::ordered_json& tools, const nlohmann::ordered_json& kwargs,
+                                       bool add_generation_prompt, const tok::Tokenizer* tokenizer) {
+  nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
+  // Extra variables first: the fixed ones below win over a client's.
+  if (kwargs.is_object())
+    for (const auto& [k, v] : kwargs.items()) ctx[k] = v;
+  nlohmann::ordered_json msgs = nlohmann::ordered_json::array();
+  for (auto m : messages) {
+    if (auto c = m.find("content"); c != m.end() && c->is_array()) {
+      std::string text;
+      for (const auto& part : *c)
+        if (part.contains("text") && part["text"].is_string()) text += (text.empty() ? "" : "\n") + part["text"].get<std::string>();
+      *c = text;
+    }
+    if (auto calls = m.find("tool_calls"); calls != m.end() && calls->is_array())
+      for (auto& call : *calls)
+        if (call.contains("function") && call["function"].contains("arguments") && call["function"]["arguments"].is_string()) {
+          auto parsed = nlohmann::ordered_json::parse(call["function"]["arguments"].get<std::string>(), nullptr, false);
+          if (!parsed.is_discarded()) call["function"]["arguments"] = std::move(parsed);
+        }
+    msgs.push_back(std::move(m));
+  }
+  ctx["messages"] = std::move(msgs);
+  ctx["tools"] = tools.is_array() && !tools.empty() ? tools : nlohmann::ordered_json(nullptr);
+  ctx["documents"] = nullptr;
+  ctx["add_generation_prompt"] = add_generation_prompt;
+  if (tokenizer) {
+    if (tokenizer->bos() >= 0) ctx["bos_token"] = tokenizer->piece(tokenizer->bos());
+    if (tokenizer->eos() >= 0) ctx["eos_token"] = tokenizer->piece(tokenizer->eos());
+  }
+  return tmpl.render(from_json(ctx));
+}
+
 std::vector<int32_t> tokenize_chat(const tok::Tokenizer& t, const std::string& prompt) {
   const bool has_bos = t.bos() >= 0 && prompt.rfind(t.piece(t.bos()), 0) == 0;
   return t.encode(prompt, !has_bos, true);

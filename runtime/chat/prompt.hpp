@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,15 @@ Result<std::pair<std::string, std::string>> find_chat_template(const std::filesy
 /// Renders the conversation with a parsed chat template.
 Result<std::string> render_chat(const Template& tmpl, const std::vector<Message>& messages, bool add_generation_prompt,
                                 const tok::Tokenizer* tokenizer);
+
+/// Renders an OpenAI-style conversation: `messages` as clients send them (content as text
+/// or text parts, assistant tool_calls with JSON-string arguments, tool results), `tools`
+/// (null: none) and extra template variables (chat_template_kwargs such as enable_thinking).
+/// Text parts are joined by newlines and tool-call arguments are parsed into objects, as
+/// templates expect them.
+Result<std::string> render_openai_chat(const Template& tmpl, const nlohmann::ordered_json& messages,
+                                       const nlohmann::ordered_json& tools, const nlohmann::ordered_json& kwargs,
+                                       bool add_generation_prompt, const tok::Tokenizer* tokenizer);
 
 /// Tokens of a rendered chat prompt: special tokens parsed, BOS added unless the template
 /// already wrote it.

@@ -20,6 +20,7 @@
 #include "engine/runtime_setup.hpp"
 #include "engine/recommended_sampling.hpp"
 #include "engine/sampling.hpp"
+#include "serving/local_session.hpp"
 #include "pipeline/validate.hpp"
 #include "util/read_file.hpp"
 
@@ -37,21 +38,17 @@ struct ChatArgs {
 
 class Session {
  public:
-  Session(engine::Runtime& rt, engine::SamplerChain& chain, chat::Template tmpl, int64_t max_answer)
-      : rt_(rt), chain_(chain), tmpl_(std::move(tmpl)), max_answer_(max_answer) {
-    for (int32_t id = 0; id < rt_.tokenizer->n_vocab(); ++id) pieces_.push_back(rt_.tokenizer->piece(id));
-    drop_cache();  // starts sequence 0
-  }
+  Session(engine::Runtime& rt, std::vector<pipeline::ComponentConfig> sampling, chat::Template tmpl, int64_t max_answer,
+          int64_t batch_tokens)
+      : rt_(rt), sampling_(std::move(sampling)), tmpl_(std::move(tmpl)), max_answer_(max_answer),
+        // The prefix cache keeps the conversation's blocks, so a turn computes only what is new.
+        session_(*rt.engine, rt.tokenizer.get(), *rt.registry, config(batch_tokens)) {}
 
   void set_system(std::string s) {
     system_ = std::move(s);
     reset();
   }
-  void reset() {
-    history_.clear();
-    drop_cache();
-    chain_.reset();
-  }
+  void reset() { history_.clear(); }
 
   // One user turn: prompt, generate, stream, remember the answer.
   void turn(const std::string& user) {
@@ -61,60 +58,30 @@ class Session {
       history_.pop_back();
       return;
     }
-    auto& eng = *rt_.engine;
-    // Reuse the cache when it holds a prefix of the new prompt; otherwise start over
-    // (recurrent layers cannot roll back to an earlier position).
-    size_t same = 0;
-    while (same < cached_.size() && same < prompt.size() && cached_[same] == prompt[same]) ++same;
-    if (same < cached_.size() || same == prompt.size()) {
-      drop_cache();
-      same = 0;
-    }
-    std::vector<engine::BatchToken> batch;
-    for (size_t i = same; i < prompt.size(); ++i) batch.push_back({0, prompt[i], i + 1 == prompt.size()});
-    std::vector<float> logits;
-    if (auto st = eng.decode(batch, logits); !st) {
-      std::cerr << "error: " << st.message() << "\n";
-      drop_cache();
+    auto req = std::make_shared<serving::Request>();
+    req->prompt = prompt;
+    req->params.max_tokens = max_answer_;
+    req->params.sampling = sampling_;
+    std::string answer, reason, error;
+    g_interrupted = false;
+    const auto st = session_.generate(req, [&](const serving::Event& e) {
+      if (e.kind == serving::Event::Kind::text) {
+        answer += e.text;
+        std::cout << e.text << std::flush;
+      } else if (e.kind == serving::Event::Kind::error) {
+        error = e.error.message();
+      } else {
+        reason = e.finish_reason;
+      }
+    }, &g_interrupted);
+    if (!st) error = st.message();
+    if (reason == "context") std::cout << "\n[the context is full; the answer was cut]";
+    std::cout << (reason == "cancelled" ? "\n[interrupted]\n" : "\n") << std::flush;
+    if (!error.empty()) std::cerr << "error: " << error << "\n";
+    if (!error.empty() && answer.empty()) {
       history_.pop_back();
       return;
     }
-    cached_ = prompt;
-    tok::StreamDecoder stream(*rt_.tokenizer);
-    std::string answer;
-    std::vector<int32_t> out;
-    g_interrupted = false;
-    bool interrupted = false;
-    for (int64_t i = 0; i < max_answer_; ++i) {
-      if (g_interrupted) {
-        interrupted = true;
-        break;
-      }
-      if (eng.kv().length(0) + 1 > eng.kv().config().n_ctx) {
-        std::cout << "\n[the context is full; the answer was cut]";
-        break;
-      }
-      auto t = chain_.sample(logits, SamplerContext{prompt, out, pieces_});
-      if (!t) {
-        std::cerr << "\nerror: " << t.status().message() << "\n";
-        break;
-      }
-      if (rt_.tokenizer->is_end_of_generation(*t)) break;
-      chain_.accept(*t);
-      out.push_back(*t);
-      const std::string piece = stream.push(*t);
-      answer += piece;
-      std::cout << piece << std::flush;
-      const engine::BatchToken bt{0, *t, true};
-      if (auto st = eng.decode({&bt, 1}, logits); !st) {
-        std::cerr << "\nerror: " << st.message() << "\n";
-        break;
-      }
-      cached_.push_back(*t);
-    }
-    const std::string rest = stream.flush();
-    answer += rest;
-    std::cout << rest << (interrupted ? "\n[interrupted]\n" : "\n") << std::flush;
     history_.push_back({"assistant", answer});
   }
 
@@ -139,7 +106,6 @@ class Session {
       for (const auto& m : j.at("messages")) h.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
       system_ = j.value("system", "");
       history_ = std::move(h);
-      drop_cache();
     } catch (const std::exception& e) {
       return path + " is not a saved conversation: " + e.what();
     }
@@ -148,11 +114,10 @@ class Session {
   [[nodiscard]] size_t turns() const { return history_.size(); }
 
  private:
-  void drop_cache() {
-    auto& kv = rt_.engine->kv();
-    if (kv.length(0) >= 0) (void)kv.remove(0);
-    (void)kv.add(0);
-    cached_.clear();
+  static serving::SchedulerConfig config(int64_t batch_tokens) {
+    serving::SchedulerConfig c;
+    c.batch_tokens = batch_tokens;
+    return c;
   }
 
   std::vector<chat::Message> conversation() const {
@@ -189,13 +154,12 @@ class Session {
   }
 
   engine::Runtime& rt_;
-  engine::SamplerChain& chain_;
+  std::vector<pipeline::ComponentConfig> sampling_;
   chat::Template tmpl_;
   int64_t max_answer_;
+  serving::LocalSession session_;
   std::string system_;
   std::vector<chat::Message> history_;
-  std::vector<int32_t> cached_;
-  std::vector<std::string> pieces_;
 };
 
 // Reads one user message: '\' at a line end continues it; """ lines wrap a block.
@@ -244,7 +208,8 @@ int run_chat(const ChatArgs& args) {
   }
   // -n -1: an answer may fill the context.
   if (a.n < 0) a.n = p.context.length;
-  auto rt = engine::bring_up(p);
+  // Hybrid models keep a few recurrent-state checkpoints, so a turn resumes the conversation.
+  auto rt = engine::bring_up(p, nullptr, false, 4);
   if (!rt) {
     std::cerr << "switchyard chat: " << rt.status().message() << "\n";
     return 1;
@@ -262,8 +227,8 @@ int run_chat(const ChatArgs& args) {
   if (const auto rec = engine::apply_recommended_sampling(p.sampling, (*rt)->model->metadata(), *(*rt)->registry);
       !rec.empty())
     std::cerr << "sampling: the model's recommended " << rec << " (general.sampling.*; set a sampler to override)\n";
-  auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, std::nullopt);
-  if (!chain) {
+  // The chain is made per answer; making one now reports a bad chain before the first turn.
+  if (auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, std::nullopt); !chain) {
     std::cerr << "switchyard chat: " << chain.status().message() << "\n";
     return 1;
   }
@@ -277,7 +242,7 @@ int run_chat(const ChatArgs& args) {
     std::cerr << "switchyard chat: " << parsed.status().message() << "\n";
     return 1;
   }
-  Session s(**rt, *chain, std::move(*parsed), a.n);
+  Session s(**rt, p.sampling, std::move(*parsed), a.n, p.context.batch);
   if (!a.system.empty()) s.set_system(a.system);
   if (tty)
     std::cout << "switchyard chat: " << p.model.path.filename().string()

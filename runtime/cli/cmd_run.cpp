@@ -1,6 +1,7 @@
 // switchyard run: one prompt (text through the model's tokenizer, or ids), N generated
-// tokens streamed as text when the model has a tokenizer. Prefill is one batch (logits only for
-// the last prompt position), then one decode step per token. --force-ids feeds given ids
+// tokens streamed as text when the model has a tokenizer. Generation is one request on the
+// serving layer (serving/local_session.hpp), as `serve` runs them: prefill in chunks of
+// context.batch tokens, then one decode step per token. --force-ids feeds given ids
 // instead of the sampled ones (teacher forcing) so logits can be compared step by step.
 // The flags are llama-cli's (docs/cli.md); the limits are checked before generating, and
 // whatever was generated is printed even when generation ends early (error, Ctrl-C).
@@ -30,7 +31,7 @@
 #include "engine/runtime_setup.hpp"
 #include "engine/recommended_sampling.hpp"
 #include "engine/sampling.hpp"
-#include "engine/stop.hpp"
+#include "serving/local_session.hpp"
 #include "pipeline/validate.hpp"
 #include "util/parse_number.hpp"
 #include "util/read_file.hpp"
@@ -277,16 +278,12 @@ int run(const RunArgs& args) {
   if (const auto rec = engine::apply_recommended_sampling(p.sampling, (*rt)->model->metadata(), *(*rt)->registry);
       !rec.empty())
     std::cerr << "sampling: the model's recommended " << rec << " (general.sampling.*; set a sampler to override)\n";
-  auto chain = engine::SamplerChain::create(*(*rt)->registry, p.sampling, std::nullopt);
-  if (!chain) return fail(chain.status().message());
 
   std::ofstream lout;
   if (!a.logits_out.empty()) {
     lout.open(a.logits_out, std::ios::trunc);
     if (!lout) return fail("cannot write --logits-out file " + a.logits_out);
   }
-  if (auto st = eng.kv().add(0); !st) return fail(st.message());
-
   // Ctrl-C ends generation and still prints what was generated; a second one kills.
   g_interrupted = false;
   struct sigaction sa {};
@@ -297,75 +294,44 @@ int run(const RunArgs& args) {
   Outcome o;
   o.prompt = prompt;
   o.ctx = ctx;
-  using clock = std::chrono::steady_clock;
-  std::vector<engine::BatchToken> batch;
-  for (size_t i = 0; i < prompt.size(); ++i) batch.push_back({0, prompt[i], i + 1 == prompt.size()});
-  std::vector<float> logits;
-  const auto t0 = clock::now();
-  if (auto st = eng.decode(batch, logits); !st) {
-    o.error = st.message();
-    return report(a, o, **rt, !force.empty(), tk != nullptr);
-  }
-  const auto t1 = clock::now();
-  o.prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  int64_t pos = plen - 1;
-  if (lout) lout << json_text(logits_line(pos, logits)) << "\n";
-
-  std::optional<tok::StreamDecoder> stream;
-  std::vector<std::string> pieces;  // token texts, for samplers that look at them (dry)
-  if (tk) {
-    stream.emplace(*tk);
-    pieces.reserve(static_cast<size_t>(tk->n_vocab()));
-    for (int32_t id = 0; id < tk->n_vocab(); ++id) pieces.push_back(tk->piece(id));
-  }
-  engine::StopMatcher stops(a.stops);
-  auto show = [&](const std::string& t) {
-    o.text += t;
-    if (!a.json) std::cout << t << std::flush;
-  };
-  for (int64_t i = 0; i < limit; ++i) {
-    if (g_interrupted) {
-      o.stop_reason = "interrupted";
-      break;
-    }
-    SamplerContext sctx{prompt, o.ids, pieces};
-    auto tok = chain->sample(logits, sctx);
-    if (!tok) {
-      o.error = tok.status().message();
-      break;
-    }
-    o.sampled.push_back(*tok);
-    const int32_t next = force.empty() ? *tok : force[static_cast<size_t>(i)];
-    // End-of-generation tokens (EOS, EOT) end the answer unless teacher forcing or --ignore-eos.
-    if (force.empty() && !a.ignore_eos && tk && tk->is_end_of_generation(next)) {
-      o.stop_reason = "eos";
-      break;
-    }
-    chain->accept(next);
-    o.ids.push_back(next);
-    if (stream) {
-      show(stops.push(stream->push(next)));
-      if (stops.stopped()) {
-        o.stop_reason = "stop";
-        break;
+  auto req = std::make_shared<serving::Request>();
+  req->prompt = prompt;
+  req->params.max_tokens = limit;
+  req->params.stop = a.stops;
+  req->params.ignore_eos = a.ignore_eos;
+  req->params.force_ids = force;
+  req->params.sampling = p.sampling;
+  req->params.final_logits = static_cast<bool>(lout);
+  if (lout)
+    req->on_logits = [&lout](int64_t pos, std::span<const float> l) { lout << json_text(logits_line(pos, l)) << "\n"; };
+  serving::SchedulerConfig sc;
+  sc.batch_tokens = p.context.batch;
+  sc.prefix_cache = false;
+  serving::LocalSession session(eng, tk, *(*rt)->registry, sc);
+  const auto st = session.generate(req, [&](const serving::Event& e) {
+    if (e.kind == serving::Event::Kind::text) {
+      o.ids.insert(o.ids.end(), e.tokens.begin(), e.tokens.end());
+      if (!force.empty()) o.sampled.push_back(e.sampled);
+      o.text += e.text;
+      if (!a.json) {
+        if (tk) std::cout << e.text << std::flush;
+        else for (int32_t id : e.tokens) std::cout << id << " " << std::flush;
       }
-    } else if (!a.json) {
-      std::cout << next << " " << std::flush;
+    } else if (e.kind == serving::Event::Kind::error) {
+      o.error = e.error.message();
+    } else {
+      o.stop_reason = e.finish_reason == "cancelled" ? "interrupted" : e.finish_reason;
     }
-    if (eng.kv().length(0) >= ctx) break;  // the last token that fits: sampled, never stored
-    const engine::BatchToken bt{0, next, true};
-    if (auto st = eng.decode({&bt, 1}, logits); !st) {
-      o.error = st.message();
-      break;
-    }
-    ++pos;
-    if (lout) lout << json_text(logits_line(pos, logits)) << "\n";
+  }, &g_interrupted);
+  if (!st) o.error = st.message();
+  signal(SIGINT, SIG_DFL);
+  const auto& t = req->timings;
+  if (t.first_token > t.admitted) {
+    o.prompt_ms = std::chrono::duration<double, std::milli>(t.first_token - t.admitted).count();
+    o.gen_ms = std::chrono::duration<double, std::milli>(t.finished - t.first_token).count();
   }
   // -n -1, or an -n past the context, ended because the context is full.
   if (o.stop_reason == "length" && o.error.empty() && (n < 0 || n > limit)) o.stop_reason = "context";
-  o.gen_ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
-  signal(SIGINT, SIG_DFL);
-  if (stream && !stops.stopped()) show(stops.push(stream->flush()) + (stops.stopped() ? "" : stops.flush()));
   if (!a.json) std::cout << "\n" << std::flush;
   return report(a, o, **rt, !force.empty(), tk != nullptr);
 }

@@ -25,5 +25,6 @@ void add_chat_command(CLI::App& app, Dispatch& d);
 void add_plan_command(CLI::App& app, Dispatch& d);
 void add_conformance_command(CLI::App& app, Dispatch& d);
 void add_bench_command(CLI::App& app, Dispatch& d);
+void add_serve_command(CLI::App& app, Dispatch& d);
 
 }  // namespace sy::cli

@@ -51,6 +51,7 @@ int run_command(int argc_in, char** argv_in) {
   sy::cli::add_tokenize_commands(app, dispatch);
   sy::cli::add_template_command(app, dispatch);
   sy::cli::add_chat_command(app, dispatch);
+  sy::cli::add_serve_command(app, dispatch);
   sy::cli::add_conformance_command(app, dispatch);
   sy::cli::add_bench_command(app, dispatch);
   sy::cli::add_completion_command(app, dispatch);

@@ -142,46 +142,75 @@ Status Engine::decode(std::span<const BatchToken> batch, std::vector<float>& log
       return error::invalid_argument("batch: token id " + std::to_string(t.id) + " is outside the vocabulary (0.." +
                                      std::to_string(n_vocab() - 1) + ")");
   }
+  // Reserve every sequence's cells first: a batch that does not fit changes nothing.
+  std::vector<Mark> marks;
+  if (auto st = reserve(batch, marks); !st) return st;
   logits.resize(n_out * static_cast<size_t>(n_vocab()));
   size_t done_out = 0;
   for (size_t first = 0; first < batch.size(); first += static_cast<size_t>(cfg_.ubatch)) {
-    const auto part = batch.subspan(first, std::min(batch.size() - first, static_cast<size_t>(cfg_.ubatch)));
-    if (auto st = ubatch(part, logits.data() + done_out * static_cast<size_t>(n_vocab())); !st) return st;
-    for (const auto& t : part) done_out += t.logits ? 1 : 0;
+    const size_t len = std::min(batch.size() - first, static_cast<size_t>(cfg_.ubatch));
+    if (auto st = ubatch(first, len, logits.data() + done_out * static_cast<size_t>(n_vocab())); !st) {
+      rollback(marks, first + len);
+      return st;
+    }
+    for (size_t k = first; k < first + len; ++k) done_out += batch[k].logits ? 1 : 0;
   }
   return Status::ok();
 }
 
-Status Engine::ubatch(std::span<const BatchToken> batch, float* logits) {
+Status Engine::reserve(std::span<const BatchToken> batch, std::vector<Mark>& marks) {
   const auto n = batch.size();
   for (auto* v : {&tokens_, &positions_, &cells_, &rows_, &slots_}) v->resize(n);
-  outs_.clear();
+  wants_.resize(n);
   size_t i = 0;
   while (i < n) {
     size_t j = i;
     while (j < n && batch[j].seq == batch[i].seq) ++j;
     const int32_t seq = batch[i].seq;
     const int64_t start = kv_->length(seq);
-    if (start < 0) return error::not_found("sequence " + std::to_string(seq) + " was not added to the KV cache");
-    if (auto st = kv_->extend(seq, static_cast<int64_t>(j - i), cells_.data() + i); !st) return st;
+    if (start < 0) {
+      rollback(marks, 0);
+      return error::not_found("sequence " + std::to_string(seq) + " was not added to the KV cache");
+    }
+    if (auto st = kv_->extend(seq, static_cast<int64_t>(j - i), cells_.data() + i); !st) {
+      rollback(marks, 0);
+      return st;
+    }
+    marks.push_back({seq, start, i});
     const int32_t row = kv_->row(seq);
     for (size_t k = i; k < j; ++k) {
       tokens_[k] = batch[k].id;
       positions_[k] = static_cast<int32_t>(start + static_cast<int64_t>(k - i));
       rows_[k] = row;
       slots_[k] = row;
-      if (batch[k].logits) outs_.push_back(static_cast<int32_t>(k));
+      wants_[k] = batch[k].logits ? 1 : 0;
     }
     i = j;
   }
+  return Status::ok();
+}
+
+void Engine::rollback(std::span<const Mark> marks, size_t ran_until) {
+  // A recurrent state that a graph may have advanced cannot be rewound: such a sequence is
+  // emptied, and its owner recomputes it. Sequences no graph reached keep their state.
+  for (const auto& m : marks) {
+    const bool untouched = m.first >= ran_until;
+    if (!kv_->truncate(m.seq, m.length, untouched)) (void)kv_->truncate(m.seq, 0);
+  }
+}
+
+Status Engine::ubatch(size_t first, size_t n, float* logits) {
+  outs_.clear();
+  for (size_t k = 0; k < n; ++k)
+    if (wants_[first + k]) outs_.push_back(static_cast<int32_t>(k));
   model::StepInputs in;
   in.n_tokens = static_cast<int64_t>(n);
   in.n_outputs = static_cast<int64_t>(outs_.size());
-  in.tokens = tokens_.data();
-  in.positions = positions_.data();
-  in.kv_slots = cells_.data();
-  in.seq_rows = rows_.data();
-  in.state_slots = slots_.data();
+  in.tokens = tokens_.data() + first;
+  in.positions = positions_.data() + first;
+  in.kv_slots = cells_.data() + first;
+  in.seq_rows = rows_.data() + first;
+  in.state_slots = slots_.data() + first;
   in.out_rows = outs_.data();
   in.block_tables = kv_->tables();
   bind_cache(in);

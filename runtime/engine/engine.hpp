@@ -39,7 +39,10 @@ class Engine {
 
   /// Appends the tokens to their sequences (each sequence's tokens consecutive, the
   /// sequences already added to kv()). `logits` receives n_vocab floats per token that
-  /// asked, in batch order.
+  /// asked, in batch order. All or nothing: the cache cells of the whole batch are reserved
+  /// first, and on any error every sequence is rolled back to its length before the call
+  /// (a sequence with recurrent state whose state had already advanced is emptied instead,
+  /// to be recomputed by its owner).
   Status decode(std::span<const BatchToken> batch, std::vector<float>& logits);
 
   /// Times every node of the following steps into `p` (nullptr: off); see Scheduler::set_profile.
@@ -56,7 +59,14 @@ class Engine {
 
  private:
   Engine(const model::Model& m, std::vector<Device*> devices, const EngineConfig& cfg);
-  Status ubatch(std::span<const BatchToken> batch, float* logits);
+  struct Mark {
+    int32_t seq;
+    int64_t length;  // before the batch
+    size_t first;    // its first token's index in the batch
+  };
+  Status reserve(std::span<const BatchToken> batch, std::vector<Mark>& marks);
+  void rollback(std::span<const Mark> marks, size_t ran_until);
+  Status ubatch(size_t first, size_t n, float* logits);
   Status check_placement();
   Result<bool> caches_to_move(std::vector<int>& layer_device);
   void build_probe(int64_t n_tokens);
@@ -68,6 +78,7 @@ class Engine {
   std::unique_ptr<kv::KvCache> kv_;
   graph::Graph graph_;
   std::vector<int32_t> tokens_, positions_, cells_, rows_, slots_, outs_;
+  std::vector<uint8_t> wants_;  // per batch token: return its logits
   int32_t dummy_out_ = 0;
   std::vector<std::vector<uint64_t>> routing_;
   std::vector<int32_t> ids_;

@@ -28,6 +28,7 @@ planner::Request request_of(const pipeline::Pipeline& p, int64_t ctx) {
   planner::Request r;
   r.ctx = ctx;
   r.parallel = p.context.parallel;
+  r.kv_tokens = p.context.kv_tokens;
   r.kv_type = kv_type_of(p);
   r.ubatch = p.context.ubatch;
   return r;
@@ -155,7 +156,9 @@ void check_memory(const pipeline::Pipeline& p, const planner::ModelDesc& m, uint
   // Positions as allocated: the length rounded up to whole KV blocks.
   std::string parts = "KV cache " + human_bytes(need.kv) + " (" + p.context.kv_type + ", " +
                       std::to_string(need.kv_per_position) + " bytes per position x " +
-                      std::to_string(cells / static_cast<uint64_t>(c.parallel)) + " positions x " + std::to_string(c.parallel) + (c.parallel == 1 ? " sequence)" : " sequences)");
+                      (c.kv_tokens > 0 ? std::to_string(cells) + " pool positions, context.kv_tokens)"
+                                       : std::to_string(cells / static_cast<uint64_t>(c.parallel)) + " positions x " +
+                                             std::to_string(c.parallel) + (c.parallel == 1 ? " sequence)" : " sequences)"));
   if (need.recurrent) parts += ", recurrent state " + human_bytes(need.recurrent);
   parts += ", compute arena " + human_bytes(need.compute) + " (ubatch " + std::to_string(c.ubatch) + ")";
   parts += need.weights ? ", weights " + human_bytes(need.weights) + " (model.mmap false)"

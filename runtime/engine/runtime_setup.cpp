@@ -46,6 +46,7 @@ Result<Where> place_weights(const pipeline::Pipeline& p, const planner::ModelDes
   planner::Request req;
   req.ctx = p.context.length;
   req.parallel = p.context.parallel;
+  req.kv_tokens = p.context.kv_tokens;
   req.ubatch = p.context.ubatch;
   auto kv = kv_storage_type(p.context.kv_type);
   if (!kv) return kv.status();
@@ -123,7 +124,7 @@ Status start_backends(const pipeline::Pipeline& p, Runtime& rt) {
 }
 
 Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std::vector<registry::SearchDir>* search,
-                                          bool routing_stats) {
+                                          bool routing_stats, int64_t state_checkpoints) {
   auto rt = std::make_unique<Runtime>();
   auto lg = log::get("engine");
   std::vector<std::string> warnings;
@@ -171,6 +172,10 @@ Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p, const std
   cfg.kv.type = *kv_type;
   cfg.kv.n_ctx = p.context.length;
   cfg.kv.n_seq_max = p.context.parallel;
+  if (rt->model->hparams().n_linear_layers() > 0)
+    cfg.kv.n_state_checkpoints = state_checkpoints;
+  if (p.context.kv_tokens > 0)
+    cfg.kv.n_blocks = (std::max(p.context.kv_tokens, p.context.length) + cfg.kv.block_size - 1) / cfg.kv.block_size;
   cfg.ubatch = p.context.ubatch;
   cfg.strict = p.strict;
   cfg.routing_stats = routing_stats;

@@ -38,9 +38,10 @@ Result<StorageType> kv_storage_type(const std::string& name);
 Status start_backends(const pipeline::Pipeline& p, Runtime& rt);
 
 /// Creates everything the pipeline names. `search` (optional) replaces the default
-/// plugin search path; routing_stats makes the engine count expert choices.
+/// plugin search path; routing_stats makes the engine count expert choices;
+/// state_checkpoints adds recurrent-state slots for a prefix cache (hybrid models only).
 Result<std::unique_ptr<Runtime>> bring_up(const pipeline::Pipeline& p,
                                           const std::vector<registry::SearchDir>* search = nullptr,
-                                          bool routing_stats = false);
+                                          bool routing_stats = false, int64_t state_checkpoints = 0);
 
 }  // namespace sy::engine

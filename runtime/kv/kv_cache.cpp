@@ -36,7 +36,7 @@ Status move_bytes(Buffer& b, size_t from, size_t to, size_t bytes) {
 
 Result<std::unique_ptr<KvCache>> KvCache::create(const model::HParams& hp, std::span<Device* const> devices,
                                                  std::span<const int> layer_device, const KvConfig& cfg) {
-  if (cfg.n_ctx < 1 || cfg.n_seq_max < 1 || cfg.block_size < 1)
+  if (cfg.n_ctx < 1 || cfg.n_seq_max < 1 || cfg.block_size < 1 || cfg.n_blocks < 0 || cfg.n_state_checkpoints < 0)
     return error::invalid_argument("context length, parallel sequences and block size must be positive");
   const auto& ti = storage_type_info(cfg.type);
   for (int64_t hd : {hp.head_dim_k, hp.head_dim_v})
@@ -50,7 +50,8 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const model::HParams& hp, std::
   c->kv_bytes_.assign(devices.size(), 0);
   c->state_bytes_.assign(devices.size(), 0);
   c->max_blocks_ = (cfg.n_ctx + cfg.block_size - 1) / cfg.block_size;
-  const int64_t n_blocks = c->max_blocks_ * cfg.n_seq_max;
+  const int64_t n_blocks = cfg.n_blocks > 0 ? cfg.n_blocks : c->max_blocks_ * cfg.n_seq_max;
+  const int64_t state_rows = cfg.n_seq_max + cfg.n_state_checkpoints;
   const int64_t cells = n_blocks * cfg.block_size;
   int dev = 0;  // the layer being allocated
   auto make = [&](StorageType type, int64_t ne0, int64_t ne1, int64_t ne2, std::vector<GraphTensor>& out,
@@ -80,9 +81,9 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const model::HParams& hp, std::
       c->bytes_per_token_ += static_cast<uint64_t>(c->k_.back().nb[2] + c->v_.back().nb[2]);
       c->kv_device_.push_back(dev);
     } else {
-      if (auto st = make(StorageType::F32, hp.conv_state_floats(), cfg.n_seq_max, 1, c->conv_, c->state_bytes_); !st)
+      if (auto st = make(StorageType::F32, hp.conv_state_floats(), state_rows, 1, c->conv_, c->state_bytes_); !st)
         return st;
-      if (auto st = make(StorageType::F32, hp.delta_state_floats(), cfg.n_seq_max, 1, c->delta_, c->state_bytes_); !st)
+      if (auto st = make(StorageType::F32, hp.delta_state_floats(), state_rows, 1, c->delta_, c->state_bytes_); !st)
         return st;
       c->state_device_.push_back(dev);
     }
@@ -134,10 +135,7 @@ Status KvCache::add(int32_t seq) {
 
 void KvCache::release_blocks(int32_t r) {
   const int64_t used = (length_[static_cast<size_t>(r)] + cfg_.block_size - 1) / cfg_.block_size;
-  for (int64_t i = 0; i < used; ++i) {
-    const int32_t b = tables_[static_cast<size_t>(r * max_blocks_ + i)];
-    if (--refs_[static_cast<size_t>(b)] == 0) free_.push_back(b);
-  }
+  for (int64_t i = 0; i < used; ++i) release(tables_[static_cast<size_t>(r * max_blocks_ + i)]);
   length_[static_cast<size_t>(r)] = 0;
 }
 
@@ -204,8 +202,13 @@ Status KvCache::extend(int32_t seq, int64_t n, int32_t* cells) {
                                "; raise context.length (or shorten the prompt or -n)");
   const int64_t have = (len + cfg_.block_size - 1) / cfg_.block_size;
   const int64_t need = (len + n + cfg_.block_size - 1) / cfg_.block_size;
-  if (need - have > static_cast<int64_t>(free_.size()))
+  // Writing into a partly filled block another sequence (or a cache) also holds needs a copy.
+  const bool cow = n > 0 && len % cfg_.block_size != 0 &&
+                   refs_[static_cast<size_t>(tables_[static_cast<size_t>(r * max_blocks_ + have - 1)])] > 1;
+  if (need - have + (cow ? 1 : 0) > static_cast<int64_t>(free_.size()))
     return error::resource_exhausted("the KV cache has no free blocks left for sequence " + std::to_string(seq));
+  if (cow)
+    if (auto st = unshare(r, have - 1); !st) return st;
   for (int64_t i = have; i < need; ++i) {
     const int32_t b = free_.back();
     free_.pop_back();
@@ -219,6 +222,87 @@ Status KvCache::extend(int32_t seq, int64_t n, int32_t* cells) {
   }
   length_[static_cast<size_t>(r)] = len + n;
   return Status::ok();
+}
+
+Status KvCache::unshare(int32_t r, int64_t i) {
+  int32_t& slot = tables_[static_cast<size_t>(r * max_blocks_ + i)];
+  const int32_t nb = free_.back();
+  if (auto st = copy_block(slot, nb); !st) return st;
+  free_.pop_back();
+  refs_[static_cast<size_t>(nb)] = 1;
+  --refs_[static_cast<size_t>(slot)];
+  slot = nb;
+  return Status::ok();
+}
+
+Status KvCache::truncate(int32_t seq, int64_t len, bool state_unchanged) {
+  const int32_t r = row(seq);
+  if (r < 0) return error::not_found("sequence " + std::to_string(seq) + " does not exist");
+  const auto ru = static_cast<size_t>(r);
+  if (len < 0 || len > length_[ru])
+    return error::out_of_range("sequence " + std::to_string(seq) + " holds " + std::to_string(length_[ru]) +
+                               " positions; it cannot be cut to " + std::to_string(len));
+  if (len == length_[ru]) return Status::ok();
+  if (has_state() && len != 0 && !state_unchanged)
+    return error::invalid_argument("sequence " + std::to_string(seq) +
+                                      " has recurrent state, which cannot be rewound to position " + std::to_string(len) +
+                                      "; restore a saved state instead");
+  const int64_t keep = (len + cfg_.block_size - 1) / cfg_.block_size;
+  const int64_t used = (length_[ru] + cfg_.block_size - 1) / cfg_.block_size;
+  for (int64_t i = keep; i < used; ++i) release(tables_[static_cast<size_t>(r * max_blocks_ + i)]);
+  length_[ru] = len;
+  return len == 0 ? zero_state(r) : Status::ok();
+}
+
+std::span<const int32_t> KvCache::blocks(int32_t seq) const {
+  const int32_t r = row(seq);
+  if (r < 0) return {};
+  const int64_t used = (length_[static_cast<size_t>(r)] + cfg_.block_size - 1) / cfg_.block_size;
+  return {tables_.data() + static_cast<size_t>(r * max_blocks_), static_cast<size_t>(used)};
+}
+
+Status KvCache::attach(int32_t seq, std::span<const int32_t> blocks) {
+  const int32_t r = row(seq);
+  if (r < 0) return error::not_found("sequence " + std::to_string(seq) + " does not exist");
+  if (length_[static_cast<size_t>(r)] != 0)
+    return error::invalid_argument("sequence " + std::to_string(seq) + " is not empty; only an empty one takes a prefix");
+  const auto n = static_cast<int64_t>(blocks.size());
+  if (n * cfg_.block_size > cfg_.n_ctx)
+    return error::out_of_range("a prefix of " + std::to_string(n * cfg_.block_size) + " positions exceeds the context length " +
+                               std::to_string(cfg_.n_ctx));
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t b = blocks[static_cast<size_t>(i)];
+    if (b < 0 || b >= total_blocks() || refs_[static_cast<size_t>(b)] < 1)
+      return error::invalid_argument("block " + std::to_string(b) + " is not a live block of the KV cache");
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    retain(blocks[static_cast<size_t>(i)]);
+    tables_[static_cast<size_t>(r * max_blocks_ + i)] = blocks[static_cast<size_t>(i)];
+  }
+  length_[static_cast<size_t>(r)] = n * cfg_.block_size;
+  return Status::ok();
+}
+
+void KvCache::retain(int32_t block) { ++refs_[static_cast<size_t>(block)]; }
+
+void KvCache::release(int32_t block) {
+  if (--refs_[static_cast<size_t>(block)] == 0) free_.push_back(block);
+}
+
+Status KvCache::save_state(int32_t seq, int64_t slot) {
+  const int32_t r = row(seq);
+  if (r < 0) return error::not_found("sequence " + std::to_string(seq) + " does not exist");
+  if (slot < 0 || slot >= cfg_.n_state_checkpoints)
+    return error::out_of_range("state checkpoint " + std::to_string(slot) + " does not exist");
+  return copy_state(r, static_cast<int32_t>(cfg_.n_seq_max + slot));
+}
+
+Status KvCache::load_state(int64_t slot, int32_t seq) {
+  const int32_t r = row(seq);
+  if (r < 0) return error::not_found("sequence " + std::to_string(seq) + " does not exist");
+  if (slot < 0 || slot >= cfg_.n_state_checkpoints)
+    return error::out_of_range("state checkpoint " + std::to_string(slot) + " does not exist");
+  return copy_state(static_cast<int32_t>(cfg_.n_seq_max + slot), r);
 }
 
 }  // namespace sy::kv

@@ -137,6 +137,7 @@ std::string to_yaml(const Pipeline& p) {
   e << YAML::Key << "batch" << YAML::Value << std::to_string(c.batch);
   e << YAML::Key << "ubatch" << YAML::Value << std::to_string(c.ubatch);
   e << YAML::Key << "parallel" << YAML::Value << std::to_string(c.parallel);
+  e << YAML::Key << "kv_tokens" << YAML::Value << std::to_string(c.kv_tokens);
   e << YAML::EndMap;
 
   e << YAML::Key << "sampling" << YAML::Value << YAML::BeginSeq;
@@ -156,7 +157,15 @@ std::string to_yaml(const Pipeline& p) {
   e << YAML::Key << "max_queue" << YAML::Value << std::to_string(sv.max_queue);
   e << YAML::Key << "request_timeout" << YAML::Value << std::to_string(sv.request_timeout);
   // A secret is not printed: the line says it is set, and the file needs it added back.
-  if (!sv.api_key.empty()) e << YAML::Comment("api_key is set and not shown");
+  if (!sv.api_key.empty() || !sv.api_keys.empty()) e << YAML::Comment("api_key(s) set and not shown");
+  e << YAML::Key << "max_tokens" << YAML::Value << std::to_string(sv.max_tokens);
+  e << YAML::Key << "max_body" << YAML::Value << std::to_string(sv.max_body);
+  if (!sv.cors_origins.empty()) {
+    e << YAML::Key << "cors_origins" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& o : sv.cors_origins) e << YAML::DoubleQuoted << text(o);
+    e << YAML::EndSeq;
+  }
+  if (!sv.model_alias.empty()) e << YAML::Key << "model_alias" << YAML::Value << YAML::DoubleQuoted << text(sv.model_alias);
   e << YAML::EndMap;
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";

@@ -83,6 +83,9 @@ struct ContextConfig {
   int64_t batch = 2048;
   int64_t ubatch = 512;
   int64_t parallel = 1;
+  /// KV positions in the pool all sequences share; 0: length x parallel (every sequence
+  /// at full length).
+  int64_t kv_tokens = 0;
 };
 
 struct ServerConfig {
@@ -93,6 +96,11 @@ struct ServerConfig {
   int64_t max_queue = 256;
   int64_t request_timeout = 600;
   std::string api_key;
+  std::vector<std::string> api_keys;      ///< any of these (or api_key) is accepted
+  int64_t max_tokens = 0;                 ///< the most a request may generate; 0: the context length
+  int64_t max_body = 8 << 20;             ///< request body bytes
+  std::vector<std::string> cors_origins;  ///< origins allowed to call from a browser ("*": any); empty: no CORS
+  std::string model_alias;                ///< the model id clients use; empty: the model file's name
 };
 
 struct Pipeline {

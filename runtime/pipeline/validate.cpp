@@ -29,9 +29,9 @@ const std::vector<std::string> kTop{"extends", "plugin_path", "strict", "model",
 const std::vector<std::string> kFormat{"convert_to", "fp8_activations"};
 const std::vector<std::string> kModel{"path", "format", "tokenizer", "chat_template", "mmap", "mlock"};
 const std::vector<std::string> kPlacement{"gpu_layers", "cpu_moe", "overrides", "headroom", "min_headroom"};
-const std::vector<std::string> kContext{"length", "kv_type", "flash_attention", "batch", "ubatch", "parallel"};
-const std::vector<std::string> kServer{"host", "port", "slots", "batch_queue", "max_queue", "request_timeout",
-                                       "api_key"};
+const std::vector<std::string> kContext{"length", "kv_type", "flash_attention", "batch", "ubatch", "parallel", "kv_tokens"};
+const std::vector<std::string> kServer{"host",    "port",      "slots",    "batch_queue",  "max_queue", "request_timeout",
+                                       "api_key", "api_keys",  "max_tokens", "max_body",   "cors_origins", "model_alias"};
 const std::vector<std::string> kKvTypes{"f32", "f16", "bf16", "q8_0", "q4_0", "fp8"};
 
 // Components that are part of Switchyard but may be left out of a build: naming one is a
@@ -483,6 +483,13 @@ class Validator {
                                            ") must not exceed 'context.batch' (" + std::to_string(c.batch) + ")");
     if (const Node* v = n.get("parallel"))
       if (auto x = c_.integer(*v, "context.parallel", 1, 4096)) c.parallel = *x;
+    if (const Node* v = n.get("kv_tokens")) {
+      if (auto x = c_.integer(*v, "context.kv_tokens", 0, 2147483647)) c.kv_tokens = *x;
+      if (c.kv_tokens > 0 && c.kv_tokens < c.length)
+        c_.error(v->loc, "'context.kv_tokens' (" + std::to_string(c.kv_tokens) +
+                             ") must hold at least one sequence of 'context.length' (" + std::to_string(c.length) +
+                             ") positions; raise it or use 0 (length x parallel)");
+    }
   }
 
   void sampling(const Node* n, const Location& root_loc, std::vector<ComponentConfig>& out) {
@@ -613,6 +620,21 @@ class Validator {
       if (auto x = c_.integer(*v, "server.request_timeout", 1, 604800)) s.request_timeout = *x;
     if (const Node* v = n.get("api_key"))
       if (auto x = c_.string(*v, "server.api_key")) s.api_key = *x;
+    strings(n.get("api_keys"), "server.api_keys", "[\"sk-...\"]", s.api_keys);
+    if (const Node* v = n.get("max_tokens"))
+      if (auto x = c_.integer(*v, "server.max_tokens", 0, 2147483647)) s.max_tokens = *x;
+    if (const Node* v = n.get("max_body"))
+      if (auto x = c_.integer(*v, "server.max_body", 1024, 1 << 30)) s.max_body = *x;
+    strings(n.get("cors_origins"), "server.cors_origins", "[\"http://localhost:3000\"]", s.cors_origins);
+    if (const Node* v = n.get("model_alias"))
+      if (auto x = c_.string(*v, "server.model_alias")) s.model_alias = *x;
+  }
+
+  void strings(const Node* v, const std::string& path, const std::string& example, std::vector<std::string>& out) {
+    if (!v || v->kind == Node::Kind::null) return;
+    if (!c_.is_list(*v, path, example)) return;
+    for (size_t i = 0; i < v->items.size(); ++i)
+      if (auto x = c_.string(v->items[i], idx(path, i))) out.push_back(*x);
   }
 
   const registry::Registry& reg_;

@@ -22,6 +22,7 @@ uint64_t state_layer_bytes(const model::HParams& hp) {
 }  // namespace
 
 uint64_t kv_cells(const Request& r) {
+  if (r.kv_tokens > 0) return static_cast<uint64_t>((std::max(r.kv_tokens, r.ctx) + kKvBlock - 1) / kKvBlock * kKvBlock);
   return static_cast<uint64_t>((r.ctx + kKvBlock - 1) / kKvBlock * kKvBlock * r.parallel);
 }
 

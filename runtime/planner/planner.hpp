@@ -31,6 +31,7 @@ struct DeviceSpec {
 struct Request {
   int64_t ctx = 4096;     ///< positions per sequence
   int64_t parallel = 1;   ///< sequences alive at once
+  int64_t kv_tokens = 0;  ///< KV pool positions shared by all sequences; 0: ctx x parallel
   StorageType kv_type = StorageType::F16;
   int64_t ubatch = 512;
 };
