@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -165,6 +166,17 @@ TEST_CASE("padded logits past the vocabulary are masked; ids out of range are ig
   CHECK(allowed(c, kPieces.size() + 5) == std::set<int>{0, 10, 21, 31});
   accept_all(c, {0, 5});
   CHECK(allowed(c, kPieces.size() + 5) == std::set<int>{kEos});
+}
+
+TEST_CASE("requests sharing one JsonVocab keep their own state", "[json]") {
+  auto vocab = std::make_shared<const sy::serving::JsonVocab>(kPieces, kSpecial, kEnd);
+  JsonConstraint a(vocab), b(vocab);
+  accept_all(a, {0, 9, 26, 4, 5});  // {"a": 1}
+  CHECK(a.complete());
+  CHECK(allowed(a) == std::set<int>{kEos});
+  CHECK(allowed(b) == std::set<int>{0, 10, 21, 31});
+  CHECK(vocab->is_end(kEos));
+  CHECK(vocab->size() == kPieces.size());
 }
 
 TEST_CASE("greedy decoding: scripted logits that write invalid JSON write an object when masked", "[json]") {
