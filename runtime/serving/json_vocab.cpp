@@ -74,8 +74,8 @@ void JsonVocab::mask(const JsonPrefix& state, std::span<float> logits) const {
   for (size_t id = size_; id < n; ++id) logits[id] = -INFINITY;
   if (!state.complete())
     for (int32_t id : end_ids_) block(id);
-  // Once the object is closed only an end token may come: trailing whitespace is valid JSON
-  // but would only delay the end.
+  // Once the top-level value is closed only an end token may come: trailing whitespace is
+  // valid JSON but would only delay the end.
   if (state.closed() || state.failed()) {
     for (int32_t id : ids_) block(id);
     return;
