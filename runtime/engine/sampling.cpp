@@ -22,7 +22,8 @@ Result<SamplerChain> SamplerChain::create(registry::Registry& reg, const std::ve
 Result<int32_t> SamplerChain::sample(std::span<const float> logits, const SamplerContext& ctx) {
   cands_.items.resize(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) {
-    if (!std::isfinite(logits[i]))
+    // -inf is a banned token (a logit bias, a constraint's mask); NaN and +inf are broken math.
+    if (std::isnan(logits[i]) || logits[i] == INFINITY)
       return error::internal("the model produced a non-finite logit (" + std::to_string(logits[i]) + ") for token " +
                              std::to_string(i) + "; the weights or the computation are broken");
     cands_.items[i] = Candidate{static_cast<int32_t>(i), logits[i], 0.f};

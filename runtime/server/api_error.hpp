@@ -15,10 +15,10 @@ struct ApiError {
   std::string param;  ///< the request field at fault; empty: none
   std::string code;   ///< machine-readable; empty: none
 
-  [[nodiscard]] nlohmann::json to_json() const {
-    nlohmann::json e{{"message", message}, {"type", type}};
-    e["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
-    e["code"] = code.empty() ? nlohmann::json(nullptr) : nlohmann::json(code);
+  [[nodiscard]] nlohmann::ordered_json to_json() const {
+    nlohmann::ordered_json e{{"message", message}, {"type", type}};
+    e["param"] = param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(param);
+    e["code"] = code.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(code);
     return {{"error", e}};
   }
 };

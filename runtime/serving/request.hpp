@@ -28,6 +28,7 @@ struct GenParams {
   int64_t max_tokens = -1;  ///< -1: until end of generation or a full context
   std::vector<std::string> stop;
   bool ignore_eos = false;
+  bool json_object = false;  ///< constrain the output to one JSON object (serving/json_constraint.hpp)
   int top_logprobs = -1;    ///< -1: no logprobs; otherwise the chosen token's and this many others'
   std::vector<pipeline::ComponentConfig> sampling;  ///< the chain, already checked
   std::vector<int32_t> force_ids;  ///< teacher forcing: feed these instead of the sampled ids

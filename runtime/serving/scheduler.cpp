@@ -8,6 +8,7 @@
 #include "engine/sampling.hpp"
 #include "engine/stop.hpp"
 #include "log/log.hpp"
+#include "serving/json_constraint.hpp"
 #include "serving/prefix_cache.hpp"
 
 namespace sy::serving {
@@ -27,6 +28,7 @@ struct Scheduler::Seq {
   std::optional<engine::SamplerChain> chain;
   std::optional<tok::StreamDecoder> stream;
   std::optional<engine::StopMatcher> stops;
+  std::optional<JsonConstraint> json;
   std::vector<int32_t> generated;
   Clock::time_point last_token;
 
@@ -165,6 +167,13 @@ void Scheduler::drain_incoming() {
       continue;
     }
     s->chain.emplace(std::move(*chain));
+    if (s->req->params.json_object) {
+      if (!tok_) {
+        fail(*s, error::invalid_argument("JSON output needs the model's tokenizer, and this model has none"));
+        continue;
+      }
+      s->json.emplace(json_vocab());
+    }
     if (tok_) s->stream.emplace(*tok_);
     s->stops.emplace(s->req->params.stop);
     waiting_.push_back(std::move(s));
@@ -371,7 +380,14 @@ void Scheduler::on_token(Seq& s, std::span<const float> logits) {
   if (r.on_logits) r.on_logits(s.computed - 1, logits);
   if (s.final_step) return finish(s, "length");
   SamplerContext ctx{std::span<const int32_t>(s.tokens.data(), static_cast<size_t>(s.n_prompt)), s.generated, pieces_};
-  auto tok = s.chain->sample(logits, ctx);
+  std::span<const float> choose_from = logits;
+  if (s.json) {
+    // Only tokens that keep the output a JSON object's prefix stay candidates.
+    masked_.assign(logits.begin(), logits.end());
+    s.json->mask(masked_);
+    choose_from = masked_;
+  }
+  auto tok = s.chain->sample(choose_from, ctx);
   if (!tok) return fail(s, tok.status());
   const bool forcing = !p.force_ids.empty();
   const int32_t next = forcing ? p.force_ids[std::min(s.generated.size(), p.force_ids.size() - 1)] : *tok;
@@ -385,6 +401,7 @@ void Scheduler::on_token(Seq& s, std::span<const float> logits) {
   s.last_token = now;
   if (!forcing && !p.ignore_eos && tok_ && tok_->is_end_of_generation(next)) return finish(s, "eos");
   s.chain->accept(next);
+  if (s.json) (void)s.json->accept(next);
   s.tokens.push_back(next);
   s.generated.push_back(next);
   Event e;
@@ -454,6 +471,22 @@ void Scheduler::fail(Seq& s, const Status& why) {
   e.usage = {s.n_prompt, static_cast<int64_t>(s.generated.size()), s.cached};
   if (metrics_) metrics_->finished("error");
   r.sink(std::move(e));
+}
+
+std::shared_ptr<const JsonVocab> Scheduler::json_vocab() {
+  // Built once, on the first request that asks (tens of milliseconds for a large vocabulary).
+  if (!json_vocab_) {
+    std::vector<std::string> bytes(static_cast<size_t>(tok_->n_vocab()));
+    std::vector<uint8_t> special(bytes.size());
+    std::vector<int32_t> ends;
+    for (int32_t id = 0; id < tok_->n_vocab(); ++id) {
+      bytes[static_cast<size_t>(id)] = tok_->piece(id);
+      special[static_cast<size_t>(id)] = tok_->is_control(id) ? 1 : 0;
+      if (tok_->is_end_of_generation(id)) ends.push_back(id);
+    }
+    json_vocab_ = std::make_shared<const JsonVocab>(bytes, special, ends);
+  }
+  return json_vocab_;
 }
 
 void Scheduler::update_gauges() {

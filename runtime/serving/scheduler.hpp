@@ -24,6 +24,9 @@
 
 namespace sy::serving {
 
+class JsonVocab;
+class PrefixCache;
+
 struct SchedulerConfig {
   int64_t slots = 1;           ///< sequences generated at once (at most the KV cache's)
   int64_t batch_tokens = 2048; ///< tokens per step (context.batch)
@@ -76,6 +79,7 @@ class Scheduler {
   void save_checkpoint(Seq& s);
   void update_gauges();
   [[nodiscard]] bool is_checkpoint(const Seq& s, int64_t pos) const;
+  std::shared_ptr<const JsonVocab> json_vocab();
 
   engine::Engine& engine_;
   const tok::Tokenizer* tok_;
@@ -93,7 +97,7 @@ class Scheduler {
   std::thread thread_;
 
   // Engine thread only.
-  std::unique_ptr<class PrefixCache> cache_;
+  std::unique_ptr<PrefixCache> cache_;
   std::vector<std::unique_ptr<Seq>> waiting_, active_;
   std::vector<int32_t> free_ids_;
   int64_t order_ = 0;
@@ -106,6 +110,8 @@ class Scheduler {
   };
   std::vector<Fed> fed_;
   std::vector<float> logits_;
+  std::vector<float> masked_;  // logits under a JSON constraint
+  std::shared_ptr<const JsonVocab> json_vocab_;
 };
 
 }  // namespace sy::serving

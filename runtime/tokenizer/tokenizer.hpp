@@ -56,6 +56,10 @@ class Tokenizer {
   [[nodiscard]] int32_t eos() const { return eos_; }
   /// True for tokens that end generation (EOS, EOT and similar control tokens).
   [[nodiscard]] bool is_end_of_generation(int32_t id) const;
+  /// True for control tokens (markup such as <|im_start|>, never text of an answer).
+  [[nodiscard]] bool is_control(int32_t id) const {
+    return id >= 0 && id < n_vocab() && types_[static_cast<size_t>(id)] == 3;
+  }
 
  private:
   struct Added {

@@ -56,6 +56,7 @@ class Answer {
     r->params.max_tokens = gr.max_tokens ? *gr.max_tokens : (s.max_tokens > 0 ? s.max_tokens : -1);
     r->params.stop = gr.stop;
     r->params.ignore_eos = gr.ignore_eos;
+    r->params.json_object = gr.json_object;
     r->params.top_logprobs = gr.logprobs ? gr.top_logprobs : -1;
     r->params.sampling = g_.sampling;
     r->params.priority = gr.priority;
@@ -225,7 +226,7 @@ class Answer {
     }
   }
 
-  static json dump_error(const ApiError& e) { return json::parse(e.to_json().dump()); }
+  static json dump_error(const ApiError& e) { return e.to_json(); }
 
   void whole() {
     const bool chat = g_.endpoint == Endpoint::chat;
@@ -301,7 +302,9 @@ class Answer {
 
 }  // namespace
 
-std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string dump(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
 
 void send_error(ServeContext* ctx, HttpResponder& res, const ApiError& e, const Headers& extra) {
   if (ctx && ctx->metrics) ctx->metrics->http_status(e.status);

@@ -33,6 +33,6 @@ void run_generation(ServeContext& ctx, HttpResponder& res, Generation g);
 void send_error(ServeContext* ctx, HttpResponder& res, const ApiError& e, const Headers& extra = {});
 
 /// JSON text for an answer: invalid UTF-8 (a token's partial character) is replaced, never thrown.
-std::string dump(const nlohmann::json& j);
+std::string dump(const nlohmann::ordered_json& j);
 
 }  // namespace sy::server::openai
