@@ -63,18 +63,20 @@ std::vector<std::string> declared_types(const nlohmann::json& tools, std::string
   return types;
 }
 
-nlohmann::ordered_json typed_value(std::string_view text, const std::vector<std::string>& types) {
+nlohmann::ordered_json typed_value(std::string_view text, const std::vector<std::string>& types,
+                                   bool python_literals) {
   const std::string_view t = trimmed(text);
-  const auto declared = [&](std::string_view name) { return std::find(types.begin(), types.end(), name) != types.end(); };
+  const auto declared = [&](std::string_view name) {
+    return types.empty() || std::find(types.begin(), types.end(), name) != types.end();
+  };
+  if (python_literals && declared("null") && t == "None") return nullptr;
+  if (python_literals && declared("boolean") && (t == "True" || t == "False")) return t == "True";
   if (types.empty()) {
     auto v = as_json(text);
     return v.is_discarded() ? nlohmann::ordered_json(std::string(text)) : v;
   }
-  if (declared("null") && (t == "null" || t == "None")) return nullptr;
-  if (declared("boolean")) {
-    if (t == "true" || t == "True") return true;
-    if (t == "false" || t == "False") return false;
-  }
+  if (declared("null") && t == "null") return nullptr;
+  if (declared("boolean") && (t == "true" || t == "false")) return t == "true";
   const auto v = as_json(text);
   if (!v.is_discarded())
     for (const auto& type : types)

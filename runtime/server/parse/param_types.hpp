@@ -17,9 +17,12 @@ namespace sy::server {
 std::vector<std::string> declared_types(const nlohmann::json& tools, std::string_view function,
                                         std::string_view param);
 
-/// The value `text` stands for, given the declared types. Python's spellings that
-/// templates print (True, False, None) count for boolean and null; a type that the text
-/// does not fit is skipped; "string" is the last resort when declared.
-nlohmann::ordered_json typed_value(std::string_view text, const std::vector<std::string>& types);
+/// The value `text` stands for, given the declared types: a type that the text does not fit
+/// is skipped, and "string" is the last resort when declared; without a fitting type, valid
+/// JSON is that value and anything else a string. `python_literals`: the template printed
+/// scalars with Python's str() (Qwen3-Coder), so True, False and None are the boolean and
+/// null values (when declared, or when nothing is declared).
+nlohmann::ordered_json typed_value(std::string_view text, const std::vector<std::string>& types,
+                                   bool python_literals);
 
 }  // namespace sy::server

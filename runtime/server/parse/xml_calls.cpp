@@ -64,7 +64,7 @@ std::optional<RawCalls> qwen_xml_call(std::string_view body, const nlohmann::jso
     if (v.starts_with('\n')) v.remove_prefix(1);
     if (v.ends_with('\n')) v.remove_suffix(1);
     const std::string key(param->first);
-    call.arguments[key] = typed_value(v, declared_types(tools, call.name, key));
+    call.arguments[key] = typed_value(v, declared_types(tools, call.name, key), true);
     pos = value->second;
   }
   if (skip_ws(body, pos) != body.size()) return std::nullopt;
@@ -101,7 +101,8 @@ std::optional<RawCalls> glm_call(std::string_view body, const nlohmann::json& to
     const auto value = until(body, pos + std::string_view("<arg_value>").size(), "</arg_value>");
     if (!value) return std::nullopt;
     const std::string k(key->first);
-    call.arguments[k] = typed_value(value->first, declared_types(tools, call.name, k));
+    // GLM writes non-strings with tojson: no Python spellings.
+    call.arguments[k] = typed_value(value->first, declared_types(tools, call.name, k), false);
     pos = value->second;
   }
   return RawCalls{std::move(call)};

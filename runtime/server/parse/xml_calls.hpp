@@ -17,7 +17,8 @@ Viability qwen_xml_viable(std::string_view body);
 /// The call in a Qwen3-Coder <tool_call> body: `<function=NAME>`, then for each argument
 /// `<parameter=P>\nVALUE\n</parameter>` (one newline on each side belongs to the syntax, as
 /// the template writes it), then `</function>`; whitespace between tags. Values are typed
-/// with typed_value() against `tools`. nullopt when the body is anything else.
+/// with typed_value() against `tools`, Python spellings included (the template prints
+/// scalars with str()). nullopt when the body is anything else.
 std::optional<RawCalls> qwen_xml_call(std::string_view body, const nlohmann::json& tools);
 
 /// Whether the start of a GLM <tool_call> body can still be a function name.
