@@ -1,11 +1,14 @@
 #include "server/parse/format_markers.hpp"
 
+#include "server/parse/python_tag.hpp"
 #include "server/parse/token_calls.hpp"
 #include "server/parse/xml_calls.hpp"
 
 namespace sy::server {
 
 namespace {
+
+constexpr std::string_view kPythonTag = "<|python_tag|>";
 
 std::optional<RawCalls> single_object(const nlohmann::ordered_json& v, const std::string&) {
   if (!v.is_object()) return std::nullopt;
@@ -20,8 +23,10 @@ std::optional<RawCalls> object_or_array(const nlohmann::ordered_json& v, const s
 
 std::optional<RawCalls> mistral_calls(const nlohmann::ordered_json& v, const std::string& name) {
   if (name.empty()) return v.is_array() ? calls_from_json(v) : std::nullopt;
-  if (!v.is_object()) return std::nullopt;
-  return RawCalls{RawCall{name, v}};
+  // Small 3.2's template writes arguments with tojson: a string when they came as one.
+  auto args = v.is_null() ? std::nullopt : arguments_object(&v);
+  if (!args) return std::nullopt;
+  return RawCalls{RawCall{name, std::move(*args)}};
 }
 
 BlockMarker json_marker(std::string marker, HeaderFn header, std::string trailer, JsonCallsFn to_calls) {
@@ -52,7 +57,7 @@ FormatMarkers format_markers(ToolFormat format, std::shared_ptr<const nlohmann::
                                            [tools](std::string_view b) { return glm_call(b, *tools); }));
       break;
     case ToolFormat::llama3_json:
-      m.markers.push_back(json_marker("<|python_tag|>", nullptr, "", single_object));
+      m.markers.push_back({std::string(kPythonTag), [] { return std::make_unique<PythonTagReader>(kPythonTag.size()); }});
       m.leading_json = [] { return std::make_unique<JsonBlockReader>(0, nullptr, "", single_object); };
       break;
     case ToolFormat::mistral:

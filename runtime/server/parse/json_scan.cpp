@@ -124,12 +124,12 @@ JsonScanner::State JsonScanner::start_value(unsigned char c) {
     expect_ = c == '{' ? Expect::key_or_close : Expect::value_or_close;
     return state_;
   }
-  if (expect_ == Expect::top) return fail();  // only objects and arrays are scanned
   if (c == '"') {
     mode_ = Mode::string;
     string_is_key_ = false;
     return state_;
   }
+  if (expect_ == Expect::top) return fail();  // a number or literal has no closing byte
   if (c == '-' || is_digit(c)) {
     mode_ = Mode::number;
     number_step_ = c == '-' ? minus : c == '0' ? zero : int_digits;

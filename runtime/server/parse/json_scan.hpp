@@ -8,13 +8,14 @@
 
 namespace sy::server {
 
-/// Checks a JSON object or array (RFC 8259 grammar, leading whitespace allowed) one byte at
-/// a time. Strings are checked for escapes and control characters but not for valid UTF-8.
+/// Checks a JSON object, array or string (RFC 8259 grammar, leading whitespace allowed) one
+/// byte at a time; other values have no closing byte and are refused at the top level.
+/// Strings are checked for escapes and control characters but not for valid UTF-8.
 class JsonScanner {
  public:
   enum class State : uint8_t {
     more,     ///< a prefix of some JSON object or array
-    done,     ///< the byte just fed closed the outermost object or array
+    done,     ///< the byte just fed closed the outermost object, array or string
     invalid,  ///< no continuation can make this JSON
   };
 

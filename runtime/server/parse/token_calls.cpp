@@ -51,7 +51,9 @@ std::optional<RawCalls> deepseek_call(std::string_view body) {
   const std::string_view left = trim(body.substr(0, sep));
   const std::string_view right = body.substr(sep + kSep.size());
   const size_t first = skip_ws(right, 0);
-  if (first < right.size() && right[first] == '{') return one_call(left, right);
+  // The template writes arguments with tojson, so arguments that came as a JSON string come
+  // back quoted.
+  if (first < right.size() && (right[first] == '{' || right[first] == '"')) return one_call(left, right);
   // R1: the type before the separator, then the name alone on its line, then a fenced object.
   const size_t nl = right.find('\n');
   if (nl == std::string_view::npos) return std::nullopt;
@@ -77,10 +79,11 @@ HeaderScan mistral_header(std::string_view s, bool final) {
   if (name.empty() || s[pos] != '[') return invalid;
   std::string_view rest = s.substr(pos);
   if (rest.starts_with(kCallId)) {
+    // Any bytes up to the next '[' (the template only checks that an id is 9 characters long).
     size_t id_end = pos + kCallId.size();
-    while (id_end < s.size() && id_end - pos - kCallId.size() <= 64 && is_name_char(s[id_end])) ++id_end;
+    while (id_end < s.size() && id_end - pos - kCallId.size() <= 64 && s[id_end] != '[') ++id_end;
+    if (id_end - pos - kCallId.size() > 64) return invalid;
     if (id_end == s.size()) return more();
-    if (id_end - pos - kCallId.size() > 64 || s[id_end] != '[') return invalid;
     pos = id_end;
     rest = s.substr(pos);
   } else if (rest.size() < kCallId.size() && kCallId.starts_with(rest) && !kArgs.starts_with(rest)) {
