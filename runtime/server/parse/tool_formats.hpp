@@ -9,7 +9,8 @@ namespace sy::server {
 enum class ToolFormat {
   hermes,       ///< <tool_call>{"name": ..., "arguments": {...}}</tool_call> (Qwen2.5, Qwen3, QwQ, Hermes)
   qwen3_coder,  ///< <tool_call><function=NAME><parameter=P>VALUE</parameter></function></tool_call> (Qwen3-Coder, Qwen3.5)
-  llama3_json,  ///< {"name": ..., "parameters": {...}}, optionally after <|python_tag|> (Llama 3.1-3.3)
+  llama3_json,  ///< {"name": ..., "parameters": {...}} (Llama 3.1-3.3), optionally after <|python_tag|>,
+                ///< where Llama 3.1's built-in tools are NAME.call(key="value")
   mistral,      ///< [TOOL_CALLS][{...}] (Nemo) and [TOOL_CALLS]NAME[ARGS]{...} (Small 3.2)
   granite,      ///< <|tool_call|>[{"name": ..., "arguments": {...}}] (Granite 3.x)
   glm45,        ///< <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call> (GLM-4.5/4.6)
