@@ -120,11 +120,11 @@ TEST_CASE("qwen3_coder / Qwen3.5: parameters as text, typed by the request's sch
   REQUIRE(with_schema.tool_calls.size() == 1);
   CHECK(with_schema.tool_calls[0].arguments ==
         R"({"path":"123","count":42,"overwrite":true,"tags":["a","b"],"options":{"mode":"fast"},"content":"line1\n\n  line3"})");
-  // Without a schema, text that is JSON is JSON and the rest is a string.
+  // Without a schema, text that is JSON is JSON, Python's True is true, the rest is a string.
   const auto without = parse_output(call, opts(ToolFormat::qwen3_coder));
   REQUIRE(without.tool_calls.size() == 1);
   CHECK(without.tool_calls[0].arguments ==
-        R"({"path":123,"count":42,"overwrite":"True","tags":["a","b"],"options":{"mode":"fast"},"content":"line1\n\n  line3"})");
+        R"({"path":123,"count":42,"overwrite":true,"tags":["a","b"],"options":{"mode":"fast"},"content":"line1\n\n  line3"})");
 
   const auto no_params =
       parse_output("<tool_call>\n<function=get_time>\n</function>\n</tool_call>", opts(ToolFormat::qwen3_coder));
@@ -154,8 +154,16 @@ TEST_CASE("llama3_json: a JSON call as the whole answer, or after <|python_tag|>
     REQUIRE(r.tool_calls.size() == 1);
     CHECK(r.tool_calls[0] == ToolCall{"call_r1_0", "get_current_weather", kWeatherArgs});
   }
+  // Llama 3.1's built-in tools, as its template writes them.
+  const auto builtin = parse_output("<|python_tag|>brave_search.call(query=\"Tour de France leader\", n=\"3\")",
+                                    opts(ToolFormat::llama3_json));
+  CHECK(builtin.content.empty());
+  REQUIRE(builtin.tool_calls.size() == 1);
+  CHECK(builtin.tool_calls[0] == ToolCall{"call_r1_0", "brave_search", R"({"query":"Tour de France leader","n":"3"})"});
+  CHECK(parse_output("<|python_tag|>wolfram_alpha.call()", opts(ToolFormat::llama3_json)).tool_calls.size() == 1);
   for (const std::string& text : {std::string(R"({"answer": 42})"), std::string("{ this is prose }"),
-                                 std::string("Here: ") + call, std::string("<|python_tag|>brave_search.call(query=\"x\")")}) {
+                                 std::string("Here: ") + call, std::string("<|python_tag|>brave_search.call(query=x)"),
+                                 std::string("<|python_tag|>import math\nprint(math.pi)")}) {
     const auto r = parse_output(text, opts(ToolFormat::llama3_json));
     CHECK(r.content == text);
     CHECK(r.tool_calls.empty());
@@ -173,10 +181,12 @@ TEST_CASE("mistral: Nemo's JSON array and Small 3.2's NAME[ARGS]", "[toolparse]"
   CHECK(nemo.tool_calls[1] == ToolCall{"Rvfhilgwl", "get_time", "{}"});
 
   const auto small = parse_output(
-      R"([TOOL_CALLS]get_current_weather[ARGS]{"location": "Paris, France", "unit": "celsius"}[TOOL_CALLS]get_time[CALL_ID]call00002[ARGS]{})",
+      R"([TOOL_CALLS]get_current_weather[ARGS]{"location": "Paris, France", "unit": "celsius"}[TOOL_CALLS]get_time[CALL_ID]call00002[ARGS]{})"
+      R"([TOOL_CALLS]f[CALL_ID]идßé中1234[ARGS]"{\"a\": 1}")",
       opts(ToolFormat::mistral));
   CHECK(small.content.empty());
-  REQUIRE(small.tool_calls.size() == 2);
+  REQUIRE(small.tool_calls.size() == 3);
+  CHECK(small.tool_calls[2].arguments == R"({"a":1})");  // any id; arguments the template wrote as a string
   CHECK(small.tool_calls[0].name == "get_current_weather");
   CHECK(small.tool_calls[0].arguments == kWeatherArgs);
   CHECK(small.tool_calls[1].name == "get_time");

@@ -32,7 +32,8 @@ TEST_CASE("the JSON scanner ends a value at its closing bracket and refuses non-
   CHECK(scan(R"({"a": [1, 2)").first == S::more);
   CHECK(scan(R"({"a": "unfinished \u00)").first == S::more);
   CHECK(scan("-").first == S::invalid);                        // only objects and arrays
-  CHECK(scan(R"("top level string")").first == S::invalid);
+  CHECK(scan(R"( "a string \" too" )") == std::pair{S::done, size_t{18}});
+  CHECK(scan("12").first == S::invalid);  // a number has no closing byte
   CHECK(scan("{'a': 1}") == std::pair{S::invalid, size_t{2}});  // single quotes: the 2nd byte
   CHECK(scan(R"({"a" 1})").first == S::invalid);
   CHECK(scan("[01]") == std::pair{S::invalid, size_t{3}});
@@ -113,18 +114,23 @@ TEST_CASE("text-written parameter values take the type the schema declares", "[t
   CHECK(declared_types(nullptr, "f", "s").empty());
 
   using J = nlohmann::ordered_json;
-  CHECK(typed_value("123", {"string"}) == J("123"));
-  CHECK(typed_value("123", {"integer"}) == J(123));
-  CHECK(typed_value("123", {}) == J(123));          // no schema: valid JSON is JSON
-  CHECK(typed_value("Paris", {}) == J("Paris"));    // no schema: anything else a string
-  CHECK(typed_value("True", {"boolean"}) == J(true));  // Python's str(True), as the template prints it
-  CHECK(typed_value("false", {"boolean"}) == J(false));
-  CHECK(typed_value("True", {}) == J("True"));
-  CHECK(typed_value("None", {"string", "null"}) == J(nullptr));
-  CHECK(typed_value("none", {"string", "null"}) == J("none"));
-  CHECK(typed_value("2.5", {"integer"}) == J(2.5));  // does not fit: the JSON value it is
-  CHECK(typed_value("abc", {"integer"}) == J("abc"));
-  CHECK(typed_value(R"({"k": [1]})", {"object"}) == J::parse(R"({"k": [1]})"));
-  CHECK(typed_value(R"({"k": [1]})", {"string"}) == J(R"({"k": [1]})"));
-  CHECK(typed_value(" 7 ", {"number", "string"}) == J(7));
+  const bool py = true;  // values printed with Python's str(), as Qwen3-Coder's template does
+  CHECK(typed_value("123", {"string"}, py) == J("123"));
+  CHECK(typed_value("123", {"integer"}, py) == J(123));
+  CHECK(typed_value("123", {}, py) == J(123));        // no schema: valid JSON is JSON
+  CHECK(typed_value("Paris", {}, py) == J("Paris"));  // no schema: anything else a string
+  CHECK(typed_value("True", {"boolean"}, py) == J(true));
+  CHECK(typed_value("false", {"boolean"}, py) == J(false));
+  CHECK(typed_value("True", {}, py) == J(true));
+  CHECK(typed_value("None", {}, py) == J(nullptr));
+  CHECK(typed_value("True", {"string"}, py) == J("True"));  // declared a string: stays one
+  CHECK(typed_value("True", {}, false) == J("True"));       // GLM writes booleans as JSON
+  CHECK(typed_value("None", {"string", "null"}, py) == J(nullptr));
+  CHECK(typed_value("null", {"string", "null"}, false) == J(nullptr));
+  CHECK(typed_value("none", {"string", "null"}, py) == J("none"));
+  CHECK(typed_value("2.5", {"integer"}, py) == J(2.5));  // does not fit: the JSON value it is
+  CHECK(typed_value("abc", {"integer"}, py) == J("abc"));
+  CHECK(typed_value(R"({"k": [1]})", {"object"}, py) == J::parse(R"({"k": [1]})"));
+  CHECK(typed_value(R"({"k": [1]})", {"string"}, py) == J(R"({"k": [1]})"));
+  CHECK(typed_value(" 7 ", {"number", "string"}, py) == J(7));
 }
