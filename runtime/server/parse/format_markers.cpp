@@ -76,6 +76,8 @@ FormatMarkers format_markers(ToolFormat format, std::shared_ptr<const nlohmann::
       m.markers.push_back({"<｜tool▁calls▁end｜>", nullptr});
       m.markers.push_back(delimited_marker("<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", nullptr, deepseek_call));
       break;
+    case ToolFormat::harmony:
+      break;  // harmony is read message by message (harmony.hpp), not by markers
   }
   return m;
 }

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/parse/harmony.hpp"
 #include "server/parse/parse_types.hpp"
 #include "server/parse/reasoning.hpp"
 #include "server/parse/tool_formats.hpp"
@@ -24,7 +25,8 @@ struct ParseOptions {
   bool parse_tool_calls = true;
   /// False: <think> is not looked for and everything that is not a tool call is content.
   bool parse_reasoning = true;
-  /// The prompt ended inside an open <think> (see prompt_opens_reasoning()).
+  /// The prompt ended inside an open <think> (see prompt_opens_reasoning()); not used by
+  /// ToolFormat::harmony, whose reasoning is a channel.
   bool prompt_opens_reasoning = false;
   /// Tool call ids are tool_call_id(tool_format, prefix, n), e.g. "call_<request id>_".
   std::string tool_call_id_prefix = "call_";
@@ -54,11 +56,14 @@ class OutputParser {
 
  private:
   void route(const std::string& reasoning, const std::string& answer, bool final, std::vector<ParseEvent>& out);
+  void route_harmony(std::vector<HarmonyItem>& items, std::vector<ParseEvent>& out);
   void add_text(EventKind kind, std::string text, std::vector<ParseEvent>& out);
+  void add_call(RawCall& call, std::vector<ParseEvent>& out);
 
   ParseOptions options_;
   ReasoningSplitter splitter_;
   ToolCallScanner scanner_;
+  HarmonyParser harmony_;
   Utf8Hold reasoning_hold_;
   Utf8Hold content_hold_;
   size_t calls_ = 0;

@@ -7,7 +7,7 @@ namespace sy::server {
 
 namespace {
 
-constexpr std::array<std::pair<ToolFormat, std::string_view>, 8> kNames{{
+constexpr std::array<std::pair<ToolFormat, std::string_view>, 9> kNames{{
     {ToolFormat::hermes, "hermes"},
     {ToolFormat::qwen3_coder, "qwen3_coder"},
     {ToolFormat::llama3_json, "llama3_json"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<ToolFormat, std::string_view>, 8> kNames{{
     {ToolFormat::glm45, "glm45"},
     {ToolFormat::kimi_k2, "kimi_k2"},
     {ToolFormat::deepseek, "deepseek"},
+    {ToolFormat::harmony, "harmony"},
 }};
 
 bool has(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
@@ -25,6 +26,7 @@ bool has(std::string_view text, std::string_view what) { return text.find(what) 
 ToolFormat detect_tool_format(std::string_view t) {
   // Most specific first: GLM and Qwen3-Coder also write <tool_call>, and the Llama check
   // looks for the instruction it gives, which no other template repeats.
+  if (has(t, "<|channel|>") && has(t, "<|message|>")) return ToolFormat::harmony;
   if (has(t, "<|tool_call_begin|>")) return ToolFormat::kimi_k2;
   if (has(t, "<｜tool▁call▁begin｜>")) return ToolFormat::deepseek;
   if (has(t, "<arg_key>")) return ToolFormat::glm45;

@@ -16,6 +16,7 @@ enum class ToolFormat {
   glm45,        ///< <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call> (GLM-4.5/4.6)
   kimi_k2,      ///< <|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>{...}<|tool_call_end|>
   deepseek,     ///< <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜> (V3.1; R1's fenced form too)
+  harmony,      ///< gpt-oss: messages to=functions.NAME on the commentary channel; reasoning on analysis
 };
 
 /// The format a chat template's text teaches (by the markers it writes); ToolFormat::hermes
