@@ -24,7 +24,7 @@ std::string read_all(const fs::path& p) {
   return ss.str();
 }
 
-// Read off each template by hand; gpt-oss (harmony) is not supported and falls back.
+// Read off each template by hand.
 const std::map<std::string, ToolFormat>& expected_formats() {
   static const std::map<std::string, ToolFormat> m = {
       {"Qwen-Qwen3-0.6B.jinja", ToolFormat::hermes},
@@ -44,11 +44,11 @@ const std::map<std::string, ToolFormat>& expected_formats() {
       {"Kimi-K2-Instruct.jinja", ToolFormat::kimi_k2},
       {"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", ToolFormat::deepseek},
       {"deepseek-ai-DeepSeek-V3.1.jinja", ToolFormat::deepseek},
+      {"openai-gpt-oss-120b.jinja", ToolFormat::harmony},
       // No tool-call syntax in these: the hermes fallback.
       {"HuggingFaceTB-SmolLM3-3B.jinja", ToolFormat::hermes},
       {"google-gemma-2-2b-it.jinja", ToolFormat::hermes},
       {"microsoft-Phi-3.5-mini-instruct.jinja", ToolFormat::hermes},
-      {"openai-gpt-oss-120b.jinja", ToolFormat::hermes},
   };
   return m;
 }
@@ -74,13 +74,16 @@ std::vector<std::string> assistant_turns(const std::string& tmpl, const std::str
     return turns(text, "<|start_header_id|>assistant<|end_header_id|>\n\n", {"<|eot_id|>", "<|eom_id|>"}, false);
   if (tmpl.starts_with("mistral") || tmpl.starts_with("Mistral")) return turns(text, "[TOOL_CALLS]", {"</s>"}, true);
   if (tmpl.starts_with("deepseek")) return turns(text, "<｜tool▁calls▁begin｜>", {"<｜tool▁calls▁end｜>"}, true);
+  if (tmpl.starts_with("openai-gpt-oss"))
+    return turns(text, "<|start|>assistant", {"<|end|>", "<|call|>", "<|return|>"}, false);
   if (tmpl.starts_with("GLM"))
     return turns(text, "<|assistant|>", {"<|observation|>", "<|user|>", "<|system|>", "<|assistant|>"}, false);
   return turns(text, "<|im_start|>assistant", {"<|im_end|>"}, false);
 }
 
-// The conversation's calls as (name, arguments object), in order.
-std::vector<std::pair<std::string, nlohmann::json>> conversation_calls(const nlohmann::json& messages) {
+// The conversation's calls as (name, arguments object), in order; `first_only`: the
+// template writes only the first call of each message (gpt-oss).
+std::vector<std::pair<std::string, nlohmann::json>> conversation_calls(const nlohmann::json& messages, bool first_only) {
   std::vector<std::pair<std::string, nlohmann::json>> out;
   for (const auto& m : messages) {
     if (!m.contains("tool_calls") || !m["tool_calls"].is_array()) continue;
@@ -89,6 +92,7 @@ std::vector<std::pair<std::string, nlohmann::json>> conversation_calls(const nlo
       nlohmann::json args = f.value("arguments", nlohmann::json::object());
       if (args.is_string()) args = nlohmann::json::parse(args.get<std::string>());
       out.emplace_back(f["name"].get<std::string>(), args);
+      if (first_only) break;
     }
   }
   return out;
@@ -142,9 +146,9 @@ TEST_CASE("tool formats: calls rendered by the templates parse back into the con
     const auto c = nlohmann::json::parse(line);
     if (!c.contains("expected")) continue;
     const std::string tmpl = c["template"];
-    const auto want = conversation_calls(c["context"]["messages"]);
-    // Granite does not write tool calls back into the conversation; gpt-oss is not supported.
-    if (want.empty() || tmpl.starts_with("ibm-granite") || tmpl.starts_with("openai-gpt-oss")) continue;
+    const auto want = conversation_calls(c["context"]["messages"], tmpl.starts_with("openai-gpt-oss"));
+    // Granite does not write tool calls back into the conversation.
+    if (want.empty() || tmpl.starts_with("ibm-granite")) continue;
     INFO(c["id"].get<std::string>());
     ParseOptions o;
     o.tool_format = expected_formats().at(tmpl);
@@ -159,6 +163,7 @@ TEST_CASE("tool formats: calls rendered by the templates parse back into the con
     ++per_format[o.tool_format];
   }
   std::cout << "tool formats: " << calls << " calls in " << cases << " rendered conversations parsed back\n";
-  // hermes, qwen3_coder, llama3_json, mistral, glm45, deepseek (Kimi's are all expected errors).
-  CHECK(per_format.size() == 6);
+  // hermes, qwen3_coder, llama3_json, mistral, glm45, deepseek, harmony (Kimi's are all
+  // expected errors).
+  CHECK(per_format.size() == 7);
 }

@@ -97,6 +97,10 @@ const std::vector<Sample>& samples() {
        "推理\n</think>Answer<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"n\": 1}<｜tool▁call▁end｜>"
        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>g\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
       {"reasoning never closed", ToolFormat::hermes, true, "still ☕ thinking\n\n</thi"},
+      {"harmony", ToolFormat::harmony, false,
+       "<|channel|>analysis<|message|>Need weather ☕.<|end|><|start|>assistant<|channel|>commentary to=functions.f "
+       "<|constrain|>json<|message|>{\"n\": 1}<|call|><|start|>assistant<|channel|>commentary to=functions.f "
+       "<|constrain|>json<|message|>{broken<|call|><|start|>assistant<|channel|>final<|message|>東京 <|end|>!"},
   };
   return all;
 }
@@ -169,6 +173,12 @@ TEST_CASE("the samples parse to what their templates mean", "[toolparse]") {
   CHECK(ds.content == "Answer");
   REQUIRE(ds.tool_calls.size() == 2);
   CHECK(ds.tool_calls[1] == ToolCall{"call_x_1", "g", "{}"});
+
+  const auto harmony = parse_output(all[11].text, opts(all[11]));
+  CHECK(harmony.reasoning_content == "Need weather ☕.");
+  CHECK(harmony.content == "{broken東京 !");  // the malformed call's arguments, the final message, raw text
+  REQUIRE(harmony.tool_calls.size() == 1);
+  CHECK(harmony.tool_calls[0] == ToolCall{"call_x_0", "f", R"({"n":1})"});
 }
 
 TEST_CASE("a possible tag is held back until it is decided", "[toolparse]") {

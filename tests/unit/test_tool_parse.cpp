@@ -258,3 +258,32 @@ TEST_CASE("deepseek: V3.1's NAME<sep>JSON and R1's fenced JSON", "[toolparse]") 
   const std::string bad = "<｜tool▁call▁begin｜>get_current_weather<｜tool▁sep｜>{oops}<｜tool▁call▁end｜>";
   CHECK(parse_output(bad, opts(ToolFormat::deepseek)).content == bad);
 }
+
+TEST_CASE("harmony (gpt-oss): analysis is reasoning, final is content, functions.NAME is a call", "[toolparse]") {
+  const auto o = opts(ToolFormat::harmony);
+  // The model writes the recipient after the channel; the template writes it before.
+  for (const std::string& header : {std::string("<|channel|>commentary to=functions.get_current_weather <|constrain|>json"),
+                                   std::string(" to=functions.get_current_weather<|channel|>commentary json")}) {
+    const auto r = parse_output("<|channel|>analysis<|message|>User wants the weather.<|end|><|start|>assistant" + header +
+                                    "<|message|>{\"location\": \"Paris, France\", \"unit\": \"celsius\"}<|call|>",
+                                o);
+    CHECK(r.reasoning_content == "User wants the weather.");
+    CHECK(r.content.empty());
+    REQUIRE(r.tool_calls.size() == 1);
+    CHECK(r.tool_calls[0] == ToolCall{"call_r1_0", "get_current_weather", kWeatherArgs});
+  }
+  // The engine may stop on <|call|> or <|return|> without writing them.
+  const auto cut = parse_output("<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}", o);
+  REQUIRE(cut.tool_calls.size() == 1);
+  CHECK(cut.tool_calls[0].name == "get_time");
+  const auto answer =
+      parse_output("<|channel|>analysis<|message|>2+2=4<|end|><|start|>assistant<|channel|>final<|message|>It is 4.", o);
+  CHECK(answer.reasoning_content == "2+2=4");
+  CHECK(answer.content == "It is 4.");
+  CHECK(answer.tool_calls.empty());
+  const auto bad = parse_output("<|channel|>commentary to=functions.f <|constrain|>json<|message|>{oops<|call|>", o);
+  CHECK(bad.content == "{oops");  // the arguments are kept; the header is not text
+  CHECK(bad.tool_calls.empty());
+  CHECK(parse_output("Plain text: special tokens were not decoded.", o).content ==
+        "Plain text: special tokens were not decoded.");
+}

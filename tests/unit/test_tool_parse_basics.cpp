@@ -78,9 +78,12 @@ TEST_CASE("the tool-call format is read from the markers a template writes", "[t
   CHECK(detect_tool_format("{{'<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>'+ tool['function']['name']}}") ==
         ToolFormat::deepseek);
   CHECK(detect_tool_format("respond only with <|tool_call|> followed by a JSON list") == ToolFormat::granite);
+  CHECK(detect_tool_format(R"({{- "<|start|>assistant<|channel|>final<|message|>" + message.content + "<|end|>" }})") ==
+        ToolFormat::harmony);
   CHECK(detect_tool_format("{% for m in messages %}{{ m.content }}{% endfor %}") == ToolFormat::hermes);
   for (const auto f : {ToolFormat::hermes, ToolFormat::qwen3_coder, ToolFormat::llama3_json, ToolFormat::mistral,
-                       ToolFormat::granite, ToolFormat::glm45, ToolFormat::kimi_k2, ToolFormat::deepseek})
+                       ToolFormat::granite, ToolFormat::glm45, ToolFormat::kimi_k2, ToolFormat::deepseek,
+                       ToolFormat::harmony})
     CHECK(tool_format_from_name(tool_format_name(f)) == f);
   CHECK(tool_format_name(ToolFormat::qwen3_coder) == "qwen3_coder");
   CHECK_FALSE(tool_format_from_name("qwen3-coder").has_value());
