@@ -73,6 +73,8 @@ Result<std::string> render_openai_chat(const Template& tmpl, const nlohmann::ord
     for (const auto& [k, v] : kwargs.items()) ctx[k] = v;
   nlohmann::ordered_json msgs = nlohmann::ordered_json::array();
   for (auto m : messages) {
+    // An assistant turn that only calls tools has null content; templates read it as text.
+    if (auto c = m.find("content"); c == m.end() || c->is_null()) m["content"] = "";
     if (auto c = m.find("content"); c != m.end() && c->is_array()) {
       std::string text;
       for (const auto& part : *c)

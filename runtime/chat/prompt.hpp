@@ -35,8 +35,8 @@ Result<std::string> render_chat(const Template& tmpl, const std::vector<Message>
 /// Renders an OpenAI-style conversation: `messages` as clients send them (content as text
 /// or text parts, assistant tool_calls with JSON-string arguments, tool results), `tools`
 /// (null: none) and extra template variables (chat_template_kwargs such as enable_thinking).
-/// Text parts are joined by newlines and tool-call arguments are parsed into objects, as
-/// templates expect them.
+/// Text parts are joined by newlines, null content becomes empty text and tool-call
+/// arguments are parsed into objects, as templates expect them.
 Result<std::string> render_openai_chat(const Template& tmpl, const nlohmann::ordered_json& messages,
                                        const nlohmann::ordered_json& tools, const nlohmann::ordered_json& kwargs,
                                        bool add_generation_prompt, const tok::Tokenizer* tokenizer);

@@ -137,6 +137,7 @@ int serve(const ServeArgs& args) {
       return fail("chat template: " + parsed.status().message());
     }
     ctx.chat_template.emplace(std::move(*parsed));
+    ctx.template_source = tmpl->first;
   } else {
     ctx.template_note = tmpl.status().message();
   }

@@ -33,6 +33,7 @@ struct ServeContext {
   serving::Scheduler* scheduler = nullptr;
   serving::Metrics* metrics = nullptr;
   std::optional<chat::Template> chat_template;  ///< none: chat completions answer 400
+  std::string template_source;                  ///< its text (which tool-call syntax it teaches)
   std::string template_note;                    ///< why there is none
   std::vector<pipeline::ComponentConfig> sampling;  ///< the pipeline's chain (model defaults applied)
   openai::SamplerSchemas schemas;

@@ -67,7 +67,13 @@ void chat_completions(ServeContext& ctx, const HttpRequest& req, HttpResponder& 
     return send_error(&ctx, res, {400, "The chat template refused the messages: " + text.status().message(),
                                   "invalid_request_error", "messages", "template_error"});
   g.prompt = chat::tokenize_chat(*tk, *text);
-  g.shaper = chat_output(*text, tools);
+  g.number = ctx.next_id++;
+  ChatOutputOptions oo;
+  oo.template_source = ctx.template_source;
+  oo.prompt_text = *text;
+  if (tools) oo.tools = nlohmann::json::parse(g.req.tools.dump());
+  oo.call_id_prefix = "call_" + std::to_string(g.number) + "_";
+  g.shaper = chat_output(oo);
   if (!sampling_for(ctx, res, g)) return;
   run_generation(ctx, res, std::move(g));
 }
@@ -89,6 +95,7 @@ void completions(ServeContext& ctx, const HttpRequest& req, HttpResponder& res) 
                                                              std::to_string(ctx.runtime->engine->n_vocab() - 1) + ")."));
     if (tk) g.prompt_text = tk->decode(g.prompt);
   }
+  g.number = ctx.next_id++;
   g.shaper = plain_output();
   if (!sampling_for(ctx, res, g)) return;
   run_generation(ctx, res, std::move(g));

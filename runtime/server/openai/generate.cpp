@@ -44,7 +44,7 @@ class Answer {
  public:
   Answer(ServeContext& ctx, HttpResponder& res, Generation& g)
       : ctx_(ctx), res_(res), g_(g), tok_(ctx.runtime->tokenizer.get()),
-        id_(std::string(g.endpoint == Endpoint::chat ? "chatcmpl-" : "cmpl-") + std::to_string(ctx.next_id++)),
+        id_(std::string(g.endpoint == Endpoint::chat ? "chatcmpl-" : "cmpl-") + std::to_string(g.number)),
         created_(static_cast<int64_t>(std::time(nullptr))) {}
 
   void run() {

@@ -19,6 +19,7 @@ enum class Endpoint { chat, completion };
 
 struct Generation {
   Endpoint endpoint = Endpoint::chat;
+  uint64_t number = 0;  ///< the request's number: its id and its tool calls' ids
   GenerationRequest req;
   std::vector<int32_t> prompt;
   std::string prompt_text;           ///< completions with echo: the prompt's text

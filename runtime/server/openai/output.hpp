@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,8 +33,15 @@ class OutputShaper {
 
 /// Text as content, unchanged.
 std::unique_ptr<OutputShaper> plain_output();
-/// A chat answer to a prompt rendered as `prompt_text` (an answer may start inside a
-/// <think> block the prompt opened); with `tools`, tool calls are parsed.
-std::unique_ptr<OutputShaper> chat_output(const std::string& prompt_text, bool tools);
+struct ChatOutputOptions {
+  std::string template_source;  ///< the chat template: which tool-call syntax the model writes
+  std::string prompt_text;      ///< the rendered prompt: an answer may start inside its open <think>
+  nlohmann::json tools;         ///< the request's tools (null: no tool calls are parsed)
+  std::string call_id_prefix;   ///< tool call ids are this plus a counter
+};
+
+/// A chat answer: reasoning split out of <think>, and with tools, tool calls parsed in the
+/// template's format (server/parse).
+std::unique_ptr<OutputShaper> chat_output(const ChatOutputOptions& o);
 
 }  // namespace sy::server::openai
