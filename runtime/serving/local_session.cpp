@@ -10,14 +10,13 @@ Status LocalSession::generate(const std::shared_ptr<Request>& r, const std::func
   r->sink = [q](Event&& e) { q->push(std::move(e)); };
   if (auto st = sched_.submit(r); !st) return st;
   for (;;) {
-    Event e;
-    if (!q->pop(e, std::chrono::milliseconds(50))) {
-      if (interrupt && *interrupt && !r->cancel) {
-        r->cancel = true;
-        sched_.notify();
-      }
-      continue;
+    // Checked on every wake-up, so a stream of tokens cannot hide an interrupt.
+    if (interrupt && *interrupt && !r->cancel) {
+      r->cancel = true;
+      sched_.notify();
     }
+    Event e;
+    if (!q->pop(e, std::chrono::milliseconds(50))) continue;
     on_event(e);
     if (e.kind != Event::Kind::text) return Status::ok();
   }

@@ -3,6 +3,8 @@
 // MODE api       plain, streaming, stop strings, logprobs, completions, tokenize, errors
 //      tools     a scripted tool call (script sampler): parsed, streamed, and sent back
 //      reasoning a scripted <think> block split into reasoning_content
+//      limits    one slot, one waiting place, a 2 s request timeout: a full queue answers
+//                429, a client that disconnects is cancelled and freed, a long request times out
 //      load N C PID   N streaming requests from C concurrent clients: greedy outputs equal
 //                the same requests sent one at a time, and the server's RSS stays flat
 // Prints one line per check and exits 1 when any failed.
@@ -200,6 +202,53 @@ async function reasoning() {
         JSON.stringify(s));
 }
 
+async function metric(name) {
+  const text = await (await fetch(baseURL + '/metrics', { headers: hdr() })).text();
+  const m = new RegExp('^' + name.replace(/[{}"]/g, (c) => '\\' + c) + ' ([0-9.e+-]+)$', 'm').exec(text);
+  return m ? Number(m[1]) : 0;
+}
+// Polls until cond() holds (at most 30 s); no timing is measured, only states awaited.
+async function until(cond) {
+  for (let i = 0; i < 300; i++) {
+    if (await cond()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+async function limits() {
+  const long = { model, messages: user('Go on.'), max_tokens: 3000, ignore_eos: true, temperature: 0 };
+  const ac = new AbortController();
+  const a = await client.chat.completions.create({ ...long, stream: true }, { signal: ac.signal });
+  const it = a[Symbol.asyncIterator]();
+  await it.next();  // the first chunk: A holds the only slot
+  const b = client.chat.completions.create({ model, messages: user('Short.'), max_tokens: 4, temperature: 0 });
+  check('a second request waits in the queue', await until(async () => (await metric('switchyard_queue_waiting_interactive')) === 1));
+  try {
+    await client.chat.completions.create({ model, messages: user('Third.'), max_tokens: 4 });
+    check('a full queue: RateLimitError', false, 'no error');
+  } catch (e) {
+    check('a full queue: RateLimitError with Retry-After', e instanceof OpenAI.RateLimitError && e.status === 429 &&
+          e.headers?.get?.('retry-after') === '1', `${e.constructor.name} ${e.status} ${e.message}`);
+  }
+  const cancelled = await metric('switchyard_generations_total{outcome="cancelled"}');
+  ac.abort();  // the client goes away mid-answer
+  check('a client that disconnects is cancelled', await until(async () =>
+    (await metric('switchyard_generations_total{outcome="cancelled"}')) === cancelled + 1));
+  const rb = await b;
+  check('the waiting request runs once the slot is free', rb.choices[0].message.content.length > 0);
+  check('the disconnected sequence\'s blocks are freed (only cached ones stay)', await until(async () =>
+    (await metric('switchyard_slots_busy')) === 0 &&
+    (await metric('switchyard_kv_blocks_used')) === (await metric('switchyard_prefix_cache_blocks'))));
+  try {
+    await client.chat.completions.create(long);
+    check('a request past server.request_timeout: 408', false, 'no error');
+  } catch (e) {
+    check('a request past server.request_timeout: 408', e.status === 408 && /time limit/.test(e.message),
+          `${e.constructor.name} ${e.status} ${e.message}`);
+  }
+}
+
 function rssKiB(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) : 0;
@@ -242,6 +291,7 @@ try {
   if (mode === 'api') await api();
   else if (mode === 'tools') await tools();
   else if (mode === 'reasoning') await reasoning();
+  else if (mode === 'limits') await limits();
   else if (mode === 'load') await load(Number(rest[0]), Number(rest[1]), Number(rest[2]));
   else { console.log(`unknown mode ${mode}`); failures++; }
 } catch (e) {

@@ -88,6 +88,17 @@ if start main -P "$tmp/p.yaml" --api-key-file "$tmp/keys"; then
   check "SIGTERM stops it cleanly" 0 "stopping \(SIGTERM\)" -- cat "$tmp/main.log"
 fi
 
+cat > "$tmp/small.yaml" << EOF2
+model: { path: "$m" }
+context: { length: 4096 }
+server: { slots: 1, max_queue: 1, request_timeout: 2 }
+EOF2
+if start small -P "$tmp/small.yaml"; then
+  node "$node_test" limits "$url" q
+  failures=$((failures + $?))
+  stop "$pid"
+fi
+
 # A scripted model answer (the test's `script` sampler) for tool calls and reasoning.
 scripted() {  # scripted NAME TEXT: a pipeline whose sampler says TEXT, then <|im_end|>
   local ids

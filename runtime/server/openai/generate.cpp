@@ -79,9 +79,16 @@ class Answer {
   // event still arrives, within a step).
   serving::Event next() {
     serving::Event e;
-    while (!queue_->pop(e, 50ms))
-      if (!gone_ && res_.client_gone()) cancel();
-    return e;
+    for (;;) {
+      // Looked at every 50 ms even while tokens flow, so a client that left mid-answer
+      // frees its slot within a step or two.
+      const auto now = serving::Clock::now();
+      if (!gone_ && now - last_check_ >= 50ms) {
+        last_check_ = now;
+        if (res_.client_gone()) cancel();
+      }
+      if (queue_->pop(e, 50ms)) return e;
+    }
   }
   void cancel() {
     gone_ = true;
@@ -297,6 +304,7 @@ class Answer {
   serving::Request* req_ = nullptr;
   serving::EventQueue* queue_ = nullptr;
   bool gone_ = false;
+  serving::Clock::time_point last_check_{};
   int64_t offset_ = 0;
 };
 
