@@ -5,7 +5,7 @@
 namespace sy::serving {
 
 PrefixCache::PrefixCache(kv::KvCache& kv, int64_t checkpoints)
-    : kv_(kv), block_size_(kv.config().block_size), slot_owner_(static_cast<size_t>(std::max<int64_t>(checkpoints, 0)), 0) {
+    : kv_(kv), block_size_(kv.config().block_size) {
   for (int64_t s = checkpoints - 1; s >= 0; --s) free_slots_.push_back(s);
 }
 
@@ -74,11 +74,9 @@ void PrefixCache::insert(std::span<const int32_t> tokens, std::span<const int32_
       if (it->second.state_slot < 0) {
         it->second.state_slot = p->second;
       } else {
-        slot_owner_[static_cast<size_t>(p->second)] = 0;
         free_slots_.push_back(p->second);
       }
       pending_slots_.erase(p);
-      slot_owner_[static_cast<size_t>(it->second.state_slot)] = key;
     }
     path.push_back(&it->second);
     parent = key;
@@ -99,14 +97,12 @@ int64_t PrefixCache::take_checkpoint_slot() {
   if (oldest) {
     const int64_t s = oldest->state_slot;
     oldest->state_slot = -1;
-    slot_owner_[static_cast<size_t>(s)] = 0;
     return s;
   }
   if (!pending_slots_.empty()) {
     const auto it = pending_slots_.begin();
     const int64_t s = it->second;
     pending_slots_.erase(it);
-    slot_owner_[static_cast<size_t>(s)] = 0;
     return s;
   }
   return -1;
@@ -117,10 +113,7 @@ void PrefixCache::checkpoint_saved(std::span<const int32_t> tokens, int64_t n_to
   uint64_t key = 0;
   for (int64_t i = 0; i < n_tokens / block_size_; ++i)
     key = chain(key, tokens.subspan(static_cast<size_t>(i * block_size_), static_cast<size_t>(block_size_)));
-  auto give_back = [&](int64_t s) {
-    slot_owner_[static_cast<size_t>(s)] = 0;
-    free_slots_.push_back(s);
-  };
+  auto give_back = [&](int64_t s) { free_slots_.push_back(s); };
   if (auto it = entries_.find(key); it != entries_.end() && n_tokens > 0) {
     if (it->second.state_slot >= 0) return give_back(slot);
     it->second.state_slot = slot;
@@ -128,14 +121,12 @@ void PrefixCache::checkpoint_saved(std::span<const int32_t> tokens, int64_t n_to
     if (auto p = pending_slots_.find(key); p != pending_slots_.end()) give_back(p->second);
     pending_slots_[key] = slot;
   }
-  slot_owner_[static_cast<size_t>(slot)] = key;
 }
 
 void PrefixCache::evict(uint64_t key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return;
   if (it->second.state_slot >= 0) {
-    slot_owner_[static_cast<size_t>(it->second.state_slot)] = 0;
     free_slots_.push_back(it->second.state_slot);
   }
   kv_.release(it->second.block);
@@ -168,7 +159,6 @@ void PrefixCache::clear() {
   for (uint64_t k : keys) evict(k);
   for (const auto& [key, s] : pending_slots_) free_slots_.push_back(s);
   pending_slots_.clear();
-  std::fill(slot_owner_.begin(), slot_owner_.end(), 0);
 }
 
 }  // namespace sy::serving

@@ -75,7 +75,6 @@ class PrefixCache {
   std::vector<int64_t> free_slots_;
   // A saved state waits here (hash of its last block -> slot) until that block is cached.
   std::unordered_map<uint64_t, int64_t> pending_slots_;
-  std::vector<uint64_t> slot_owner_;  // per slot: the entry (or pending key) holding it; 0: none
   uint64_t tick_ = 0;
 };
 
