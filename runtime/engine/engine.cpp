@@ -143,7 +143,8 @@ Status Engine::decode(std::span<const BatchToken> batch, std::vector<float>& log
                                      std::to_string(n_vocab() - 1) + ")");
   }
   // Reserve every sequence's cells first: a batch that does not fit changes nothing.
-  std::vector<Mark> marks;
+  auto& marks = marks_;  // kept between steps: steady-state decode allocates nothing
+  marks.clear();
   if (auto st = reserve(batch, marks); !st) return st;
   logits.resize(n_out * static_cast<size_t>(n_vocab()));
   size_t done_out = 0;

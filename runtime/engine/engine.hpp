@@ -79,6 +79,7 @@ class Engine {
   graph::Graph graph_;
   std::vector<int32_t> tokens_, positions_, cells_, rows_, slots_, outs_;
   std::vector<uint8_t> wants_;  // per batch token: return its logits
+  std::vector<Mark> marks_;     // the batch's sequences and their lengths before it
   int32_t dummy_out_ = 0;
   std::vector<std::vector<uint64_t>> routing_;
   std::vector<int32_t> ids_;
