@@ -3,7 +3,10 @@
 // the prefix cache's effect on a repeated long system prompt. bench/serve.sh runs it
 // against `switchyard serve` and the peer llama-server side by side.
 //   node bench/serve.mjs URL [--clients 1,4,8,16] [--requests 4] [--max-tokens 64] [--json]
-//                            [--prefix-tokens 2000]
+//                            [--prefix-tokens 2000] [--chat]
+// Text completions by default: a random-weight model's output is not a valid chat answer to
+// every server's output parser (llama-server ends such streams with an error chunk), and
+// the figures should measure serving, not parsing. --chat uses /v1/chat/completions.
 const args = process.argv.slice(2);
 const url = args[0];
 const opt = (name, def) => {
@@ -14,14 +17,16 @@ const clients = opt('--clients', '1,4,8,16').split(',').map(Number);
 const perClient = Number(opt('--requests', '4'));
 const maxTokens = Number(opt('--max-tokens', '64'));
 const prefixWords = Number(opt('--prefix-tokens', '2000'));
+const chat = args.includes('--chat');
 
 // One streamed chat completion: the client-side times of the first token and each later one.
 async function one(messages) {
   const t0 = performance.now();
-  const res = await fetch(url + '/v1/chat/completions', {
+  const input = chat ? { messages } : { prompt: messages.map((m) => m.content).join('\n') };
+  const res = await fetch(url + (chat ? '/v1/chat/completions' : '/v1/completions'), {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ messages, max_tokens: maxTokens, temperature: 0, stream: true, ignore_eos: true,
+    body: JSON.stringify({ ...input, max_tokens: maxTokens, temperature: 0, stream: true, ignore_eos: true,
                            stream_options: { include_usage: true } }),
   });
   if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
@@ -36,9 +41,10 @@ async function one(messages) {
       buf = buf.slice(i + 2);
       if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
       const j = JSON.parse(line.slice(6));
+      if (j.error) throw new Error(`error chunk: ${JSON.stringify(j.error)}`);
       if (j.usage) usage = j.usage;
-      const d = j.choices?.[0]?.delta;
-      if (d && (d.content || d.reasoning_content)) times.push(performance.now());
+      const c = j.choices?.[0];
+      if (c && (c.text || c.delta?.content || c.delta?.reasoning_content)) times.push(performance.now());
     }
   }
   return { t0, times, tokens: usage?.completion_tokens ?? times.length };
