@@ -4,9 +4,9 @@
 // against `switchyard serve` and the peer llama-server side by side.
 //   node bench/serve.mjs URL [--clients 1,4,8,16] [--requests 4] [--max-tokens 64] [--json]
 //                            [--prefix-tokens 2000] [--chat]
-// Text completions by default: a random-weight model's output is not a valid chat answer to
-// every server's output parser (llama-server ends such streams with an error chunk), and
-// the figures should measure serving, not parsing. --chat uses /v1/chat/completions.
+// Text completions by default, --chat for /v1/chat/completions. llama-server ends some
+// streams of a random-weight model with an output-parser error chunk after the last token, on
+// either endpoint: the tokens it streamed count, and such requests are shown under end_err.
 const args = process.argv.slice(2);
 const url = args[0];
 const opt = (name, def) => {
@@ -41,13 +41,18 @@ async function one(messages) {
       buf = buf.slice(i + 2);
       if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
       const j = JSON.parse(line.slice(6));
-      if (j.error) throw new Error(`error chunk: ${JSON.stringify(j.error)}`);
+      if (j.error) {
+        // llama-server ends some streams with an output-parser error after the last token; the
+        // tokens already streamed were served and count, the request is marked as such.
+        if (times.length) return { t0, times, tokens: times.length, endError: true };
+        throw new Error(`error chunk: ${JSON.stringify(j.error)}`);
+      }
       if (j.usage) usage = j.usage;
       const c = j.choices?.[0];
       if (c && (c.text || c.delta?.content || c.delta?.reasoning_content)) times.push(performance.now());
     }
   }
-  return { t0, times, tokens: usage?.completion_tokens ?? times.length };
+  return { t0, times, tokens: usage?.completion_tokens ?? times.length, endError: false };
 }
 
 const pct = (xs, p) => {
@@ -59,7 +64,7 @@ const pct = (xs, p) => {
 const rows = [];
 for (const c of clients) {
   const ttft = [], itl = [];
-  let tokens = 0, errors = 0;
+  let tokens = 0, errors = 0, endErrors = 0;
   const start = performance.now();
   await Promise.all(Array.from({ length: c }, async (_, k) => {
     for (let r = 0; r < perClient; r++) {
@@ -72,13 +77,15 @@ for (const c of clients) {
         continue;
       }
       tokens += x.tokens;
+      if (x.endError) endErrors++;
       if (x.times.length) ttft.push(x.times[0] - x.t0);
       for (let i = 1; i < x.times.length; i++) itl.push(x.times[i] - x.times[i - 1]);
     }
   }));
   const wall = (performance.now() - start) / 1000;
   rows.push({ clients: c, requests: c * perClient, ttft_p50_ms: pct(ttft, 50), ttft_p99_ms: pct(ttft, 99),
-              itl_p50_ms: pct(itl, 50), itl_p99_ms: pct(itl, 99), tokens_per_s: tokens / wall, errors });
+              itl_p50_ms: pct(itl, 50), itl_p99_ms: pct(itl, 99), tokens_per_s: tokens / wall, errors,
+              end_errors: endErrors });
 }
 
 // A long system prompt sent twice: the second answer's first token comes from the prefix cache.
@@ -91,10 +98,10 @@ for (let r = 0; r < 2; r++) {
 const out = { url, rows, prefix_ttft_ms: prefix, prefix_speedup: prefix[1] > 0 ? prefix[0] / prefix[1] : 0 };
 if (args.includes('--json')) console.log(JSON.stringify(out));
 else {
-  console.log('clients requests  ttft_p50  ttft_p99  itl_p50  itl_p99  tokens/s   errors');
+  console.log('clients requests  ttft_p50  ttft_p99  itl_p50  itl_p99  tokens/s   errors  end_err');
   for (const r of rows)
     console.log([r.clients, r.requests, r.ttft_p50_ms.toFixed(1), r.ttft_p99_ms.toFixed(1), r.itl_p50_ms.toFixed(1),
-                 r.itl_p99_ms.toFixed(1), r.tokens_per_s.toFixed(1), r.errors].map(String).map((s) => s.padStart(8)).join(' '));
+                 r.itl_p99_ms.toFixed(1), r.tokens_per_s.toFixed(1), r.errors, r.end_errors].map(String).map((s) => s.padStart(8)).join(' '));
   console.log(`repeated ${prefixWords}-word system prompt: TTFT ${prefix[0].toFixed(1)} ms, then ${prefix[1].toFixed(1)} ms ` +
               `(${out.prefix_speedup.toFixed(1)}x)`);
 }
