@@ -17,6 +17,14 @@ if(NOT SWITCHYARD_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS "/usr/local/cuda/bin/nvcc")
     set(CMAKE_CUDA_COMPILER "/usr/local/cuda/bin/nvcc")
   endif()
+  # The GPUs the kernels are compiled for: Ampere (sm_80, sm_86), Ada (sm_89), Hopper (sm_90),
+  # plus sm_90 PTX that later GPUs compile at load time. A build for one GPU can name just its
+  # own (CI builds one, to keep nvcc's share of its time small).
+  set(SWITCHYARD_CUDA_ARCHITECTURES "80-real;86-real;89-real;90-real;90-virtual" CACHE STRING
+      "CUDA architectures the CUDA backend's kernels are compiled for")
+  if(NOT CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES "${SWITCHYARD_CUDA_ARCHITECTURES}")
+  endif()
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)

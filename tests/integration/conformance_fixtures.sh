@@ -20,7 +20,8 @@ fi
 "$exe" --log-level error conformance "$backend" --fixtures "$shared/fixtures" --fixtures-only "$@"
 rc=$?
 if [ "$rc" = 3 ]; then
-  if [ "${CI:-}" = "true" ]; then
+  # SWITCHYARD_DEVICE_OPTIONAL=1: a backend CI has no device for (CUDA) is skipped there too.
+  if [ "${CI:-}" = "true" ] && [ "${SWITCHYARD_DEVICE_OPTIONAL:-}" != 1 ]; then
     echo "FAILED: backend $backend has no usable device, and CI=true requires one (CI installs mesa-vulkan-drivers)" >&2
     exit 1
   fi

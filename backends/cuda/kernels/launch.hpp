@@ -1,0 +1,37 @@
+// The kernels' host entry points, defined in the .cu files: each queues its kernel(s) on
+// `stream`, reading the record at `rec` (device memory) and sizing the grid from `host`, the
+// same record in host memory. They return the launch's CUDA error code (0 = queued).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/record.hpp"
+
+struct CUstream_st;
+
+namespace sy::cuda {
+
+using Stream = CUstream_st*;
+
+/// Element-wise ops (elementwise.cu). `which` picks the function.
+enum class Unary : int { silu, gelu, sigmoid, softplus, scale, copy };
+int launch_unary(Unary which, const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_binary_add(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_binary_mul(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_swiglu(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+
+/// Row-wise ops (norm.cu).
+enum class RowOp : int { rms_norm, l2_norm, softmax };
+int launch_rows(RowOp which, const NodeRecord* rec, const NodeRecord& host, Stream stream);
+
+/// Rotary embeddings (rope.cu).
+int launch_rope(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+
+/// Routing and data ops (routing.cu). launch_rank writes the first k ranks of each row of
+/// source 0 (top_k; k = the row length: argsort).
+int launch_rank(const NodeRecord* rec, const NodeRecord& host, int64_t k, Stream stream);
+int launch_expert_weights(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_moe_combine(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_concat(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+
+}  // namespace sy::cuda
