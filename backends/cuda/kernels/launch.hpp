@@ -34,4 +34,9 @@ int launch_expert_weights(const NodeRecord* rec, const NodeRecord& host, Stream 
 int launch_moe_combine(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_concat(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 
+/// Weights of any type dequant.cuh decodes (matmul.cu).
+int launch_matmul(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_matmul_id(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_get_rows(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+
 }  // namespace sy::cuda
