@@ -33,6 +33,7 @@ std::span<const KernelDef> elementwise_kernels();  // add mul scale silu gelu si
 std::span<const KernelDef> norm_kernels();         // rms_norm l2_norm softmax
 std::span<const KernelDef> rope_kernels();         // rope
 std::span<const KernelDef> matmul_kernels();       // matmul matmul_id get_rows
+std::span<const KernelDef> cache_kernels();        // set_rows attention
 std::span<const KernelDef> routing_kernels();      // top_k argsort expert_weights moe_combine concat
 /// Every group's defs, in the order the executor asks them.
 std::span<const KernelDef* const> all_kernels();

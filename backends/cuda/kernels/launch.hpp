@@ -39,4 +39,8 @@ int launch_matmul(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_matmul_id(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_get_rows(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 
+/// The KV cache (cache.cu).
+int launch_set_rows(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_attention(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+
 }  // namespace sy::cuda
