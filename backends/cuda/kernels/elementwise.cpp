@@ -1,5 +1,5 @@
 // Element-wise ops on F32 tensors of any layout (elementwise.cu): add and mul with b
-// broadcasting where its size is 1, scale, the activations, swiglu, and F32 copies.
+// broadcasting where its size is 1, scale, the activations and swiglu.
 #include "kernels/kernel.hpp"
 
 namespace sy::cuda {
@@ -44,7 +44,6 @@ constexpr KernelDef kDefs[] = {
     {OpKind::sigmoid, unary, run_unary<Unary::sigmoid>},
     {OpKind::softplus, unary, run_unary<Unary::softplus>},
     {OpKind::swiglu, swiglu, run_swiglu},
-    {OpKind::copy, unary, run_unary<Unary::copy>},
 };
 
 }  // namespace

@@ -21,7 +21,6 @@ __device__ float apply(Unary f, float v, float s) {
       return 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
     }
     case Unary::scale: return v * s;
-    case Unary::copy: return v;
   }
   return v;
 }

@@ -29,7 +29,9 @@ struct KernelDef {
   std::string_view path = {};  ///< the fast path it implements, for `plugins --devices`; empty: portable
 };
 
-std::span<const KernelDef> elementwise_kernels();  // add mul scale silu gelu sigmoid softplus swiglu copy(F32)
+std::span<const KernelDef> elementwise_kernels();  // add mul scale silu gelu sigmoid softplus swiglu
+std::span<const KernelDef> data_kernels();         // copy gather_cols fp8_qdq
+std::span<const KernelDef> recurrent_kernels();    // conv1d delta_net
 std::span<const KernelDef> norm_kernels();         // rms_norm l2_norm softmax
 std::span<const KernelDef> rope_kernels();         // rope
 std::span<const KernelDef> matmul_kernels();       // matmul matmul_id get_rows

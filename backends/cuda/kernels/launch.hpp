@@ -14,7 +14,7 @@ namespace sy::cuda {
 using Stream = CUstream_st*;
 
 /// Element-wise ops (elementwise.cu). `which` picks the function.
-enum class Unary : int { silu, gelu, sigmoid, softplus, scale, copy };
+enum class Unary : int { silu, gelu, sigmoid, softplus, scale };
 int launch_unary(Unary which, const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_binary_add(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_binary_mul(const NodeRecord* rec, const NodeRecord& host, Stream stream);
@@ -42,5 +42,14 @@ int launch_get_rows(const NodeRecord* rec, const NodeRecord& host, Stream stream
 /// The KV cache (cache.cu).
 int launch_set_rows(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_attention(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+
+/// Conversions and data ops (data.cu).
+int launch_copy(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_gather_cols(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_fp8_qdq(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+
+/// Recurrent ops (recurrent.cu).
+int launch_conv1d(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_delta_net(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 
 }  // namespace sy::cuda
