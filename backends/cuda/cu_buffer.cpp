@@ -14,9 +14,11 @@ Result<std::unique_ptr<Buffer>> CudaBuffer::create(Queue& queue, size_t bytes, B
                                 std::string(buffer_kind_name(kind)) + " memory (" + why(e) + ")");
   };
   switch (kind) {
-    case BufferKind::device_local:
+    case BufferKind::device_local: {
+      auto lock = queue.hold();  // never inside another thread's stream capture
       if (auto e = cudaMallocAsync(&b->device_, n, queue.stream())) return oom(e);
       break;
+    }
     case BufferKind::host_mapped:
       if (auto e = cudaHostAlloc(&b->host_, n, cudaHostAllocMapped)) return oom(e);
       if (auto e = cudaHostGetDevicePointer(&b->device_, b->host_, 0)) return oom(e);
@@ -31,6 +33,7 @@ Result<std::unique_ptr<Buffer>> CudaBuffer::create(Queue& queue, size_t bytes, B
 CudaBuffer::~CudaBuffer() {
   (void)queue_.bind();
   if (kind_ == BufferKind::device_local) {
+    auto lock = queue_.hold();
     if (device_) cudaFreeAsync(device_, queue_.stream());
   } else if (host_) {
     cudaFreeHost(host_);

@@ -116,6 +116,7 @@ Status CudaDevice::copy_to_host(Buffer& src, size_t offset, std::span<std::byte>
 uint64_t CudaDevice::record_event() noexcept {
   // A failure breaks the queue for good: the wait for this value reports it (0 would mean
   // "nothing queued" and hide it).
+  if (!queue_->bind()) return UINT64_MAX;
   auto ev = queue_->record_event();
   return ev ? ev.value() : UINT64_MAX;
 }

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -23,6 +24,16 @@ uint64_t extent(const GraphTensor& t) {
     end = storage_row_bytes(t.type, static_cast<uint64_t>(t.ne[0])).value_or(0);
   for (int d = 1; d < 4; ++d) end += static_cast<uint64_t>(t.ne[d] - 1) * static_cast<uint64_t>(t.nb[d]);
   return end;
+}
+
+// Kernels read 4-byte types as float/int32 and f16/bf16 as 16-bit values (blocks byte by
+// byte): an offset that breaks that alignment would fault the whole context, so such a
+// tensor is refused up front (device allocations themselves are 256-byte aligned).
+bool offset_aligned(const GraphTensor& t) {
+  if (!t.buffer) return true;  // capability questions before memory is assigned
+  const auto* info = storage_type_info(static_cast<uint32_t>(t.type));
+  const size_t a = info && info->block_size == 1 ? info->block_bytes : 1;
+  return a <= 1 || t.offset % std::min<size_t>(a, 4) == 0;
 }
 
 // Graphs held per device: decode runs a few sub-graphs per layer kind, and each graph holds
@@ -65,6 +76,9 @@ const KernelDef* Executor::find(const GraphNode& node, std::span<const GraphTens
     return nullptr;
   for (int s = 0; s < kMaxSources; ++s)
     if (node.src[s] >= 0 && static_cast<size_t>(node.src[s]) >= tensors.size()) return nullptr;
+  if (!offset_aligned(tensors[static_cast<size_t>(node.dst)])) return nullptr;
+  for (int s = 0; s < kMaxSources; ++s)
+    if (node.src[s] >= 0 && !offset_aligned(tensors[static_cast<size_t>(node.src[s])])) return nullptr;
   for (const KernelDef* k : by_op_[static_cast<size_t>(node.op)]) {
     if (!k->path.empty() && features_.portable_only) continue;
     if ((*answer = k->supports(node, tensors, features_)) != Support::no) return k;
@@ -114,14 +128,14 @@ Status Executor::reserve_records(size_t count) {
 }
 
 Status Executor::upload_records(void* device_records) {
-  const size_t bytes = records_.size() * sizeof(NodeRecord);
-  auto staged = queue_.stage(bytes);
-  if (!staged) return staged.status();
-  std::memcpy(staged.value(), records_.data(), bytes);
-  return queue_.stage_commit(staged.value(), device_records, bytes);
+  return queue_.upload_locked(device_records, records_.data(), records_.size() * sizeof(NodeRecord));
 }
 
 Status Executor::launch_all(const NodeRecord* device_records) {
+  // Launches report cudaGetLastError(): clear what an unchecked call (a free, an attribute)
+  // left there, so it is not blamed on a kernel.
+  (void)cudaGetLastError();
+  queue_.mark_dirty_locked();
   for (size_t i = 0; i < records_.size(); ++i)
     if (int e = kernels_[i]->launch(*nodes_[i], device_records + i, records_[i], queue_.stream()))
       return queue_.check(static_cast<cudaError_t>(e), "a kernel launch");
@@ -130,6 +144,9 @@ Status Executor::launch_all(const NodeRecord* device_records) {
 
 Status Executor::execute(const SubGraph& g) {
   std::lock_guard lock(mu_);
+  // The queue stays locked for the whole sub-graph: no other thread's copy, event or
+  // allocation may land between the records' upload and their kernels, or inside a capture.
+  auto queued = queue_.hold();
   if (auto st = queue_.bind(); !st) return st;
   records_.clear();
   kernels_.clear();
@@ -163,6 +180,7 @@ Status Executor::execute(const SubGraph& g) {
   if (action == GraphCache::Action::replay) {
     auto* c = static_cast<Captured*>(graphs_.handle(g.shape_key));
     if (auto st = upload_records(c->records); !st) return st;
+    queue_.mark_dirty_locked();
     return queue_.check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(c->exec), queue_.stream()), "a graph replay");
   }
   // Capture: the kernels go into a graph reading a record array of its own, then it runs.
@@ -171,20 +189,30 @@ Status Executor::execute(const SubGraph& g) {
                              "allocating a graph's node records");
       !st)
     return st;
-  if (auto st = upload_records(c->records); !st) return st;
+  // On a failure below, the records go back to the pool in stream order.
+  auto fail = [&](Status st) {
+    cudaFreeAsync(c->records, queue_.stream());
+    return st;
+  };
+  if (auto st = upload_records(c->records); !st) return fail(st);
+  (void)cudaGetLastError();
   if (auto st = queue_.check(cudaStreamBeginCapture(queue_.stream(), cudaStreamCaptureModeThreadLocal), "starting a graph capture");
       !st)
-    return st;
+    return fail(st);
   Status launched = launch_all(static_cast<const NodeRecord*>(c->records));
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(queue_.stream(), &graph);
-  if (!launched) return launched;
-  if (auto st = queue_.check(ended, "ending a graph capture"); !st) return st;
+  if (!launched) {
+    if (graph) cudaGraphDestroy(graph);
+    return fail(launched);
+  }
+  if (auto st = queue_.check(ended, "ending a graph capture"); !st) return fail(st);
   cudaGraphExec_t exec = nullptr;
   const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
-  if (auto st = queue_.check(made, "instantiating a graph"); !st) return st;
+  if (auto st = queue_.check(made, "instantiating a graph"); !st) return fail(st);
   c->exec = exec;
+  queue_.mark_dirty_locked();
   const Status run = queue_.check(cudaGraphLaunch(exec, queue_.stream()), "a graph launch");
   // Evicted graphs (this one too, if the cache did not take it) are freed in stream order,
   // after the launches queued above.

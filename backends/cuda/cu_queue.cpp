@@ -50,6 +50,7 @@ Result<std::byte*> Queue::staged_bytes(size_t n) {
     if (auto off = ring_.acquire(n)) return pinned_ + *off;
     uint64_t oldest = ring_.oldest_event();
     if (oldest == 0) {  // only untagged bytes in flight: an event covers them from now on
+      dirty_ = true;     // their copies were queued, whatever the flag says
       auto ev = record_locked();
       if (!ev) return ev.status();
       oldest = ev.value();
@@ -96,16 +97,13 @@ Status Queue::copy_to_host(const void* src, std::span<std::byte> dst) {
   return Status::ok();
 }
 
-Result<std::byte*> Queue::stage(size_t bytes) {
-  std::lock_guard lock(mu_);
+Status Queue::upload_locked(void* dst, const void* src, size_t bytes) {
   if (lost_) return check(lost_, "an earlier operation");
-  return staged_bytes(bytes);
-}
-
-Status Queue::stage_commit(std::byte* staged, void* dst, size_t bytes) {
-  std::lock_guard lock(mu_);
+  auto p = staged_bytes(bytes);
+  if (!p) return p.status();
+  std::memcpy(p.value(), src, bytes);
   dirty_ = true;
-  return check(cudaMemcpyAsync(dst, staged, bytes, cudaMemcpyHostToDevice, stream_), "staging node records");
+  return check(cudaMemcpyAsync(dst, p.value(), bytes, cudaMemcpyHostToDevice, stream_), "staging node records");
 }
 
 Result<uint64_t> Queue::record_event() {

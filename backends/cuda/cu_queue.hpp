@@ -40,10 +40,14 @@ class Queue {
   Status copy_to_device(void* dst, std::span<const std::byte> src);
   /// Copies device memory at `src` into `dst`, which is filled once a wait covers the copy.
   Status copy_to_host(const void* src, std::span<std::byte> dst);
-  /// Stages `bytes` for the device (node records, say): returns the pinned host address to fill
-  /// and queues nothing; stage_commit() queues the copy into `dst` after the caller filled it.
-  Result<std::byte*> stage(size_t bytes);
-  Status stage_commit(std::byte* staged, void* dst, size_t bytes);
+  /// The queue's lock, for a caller that queues several things that must stay together (the
+  /// executor holds it for a whole sub-graph, stream capture included); the *_locked calls
+  /// and check() expect it held.
+  [[nodiscard]] std::unique_lock<std::mutex> hold() { return std::unique_lock(mu_); }
+  /// Copies `bytes` at `src` through the staging ring into device memory at `dst`.
+  Status upload_locked(void* dst, const void* src, size_t bytes);
+  /// Work was queued on stream() directly (kernel or graph launches): the next event covers it.
+  void mark_dirty_locked() { dirty_ = true; }
 
   /// A number completing after everything queued so far (0: nothing was ever queued).
   Result<uint64_t> record_event();
@@ -51,7 +55,7 @@ class Queue {
   Status wait(uint64_t event);
   /// Waits for everything queued.
   Status synchronize();
-  /// The error that broke the stream, if one did (sticky: CUDA's own errors are).
+  /// A failed CUDA call as a Status; it breaks the queue for good (call with hold() held).
   Status check(cudaError_t e, const char* what);
 
  private:

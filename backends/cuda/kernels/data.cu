@@ -142,6 +142,10 @@ __global__ void fp8_qdq_kernel(const NodeRecord* rp, int64_t n) {
   for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < n;
        e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const Index4 o = unflatten(r, e);
+    if (!(s > 0) || isinf(s)) {  // the CPU refuses such a scale: NaN marks the output as unusable
+      *at<float>(r, 0, o.i0, o.i1, o.i2, o.i3) = __int_as_float(0x7fc00000);
+      continue;
+    }
     const float v = *at<const float>(r, 1, o.i0, o.i1, o.i2, o.i3) / s;
     const float c = isnan(v) ? v : fminf(fmaxf(v, -448.0f), 448.0f);
     *at<float>(r, 0, o.i0, o.i1, o.i2, o.i3) = e4m3_decode(e4m3_encode(c)) * s;

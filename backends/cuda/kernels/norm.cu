@@ -11,14 +11,15 @@ namespace {
 
 constexpr int kBlock = 256;
 
+// `identity` fills the lanes of warp 0 past the number of warps (0 for sums, -inf for maxima).
 template <typename T, typename Op>
-__device__ T block_reduce(T v, Op op, T* shared) {
+__device__ T block_reduce(T v, Op op, T identity, T* shared) {
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (lane == 0) shared[warp] = v;
   __syncthreads();
   const int warps = (blockDim.x + 31) >> 5;
-  v = threadIdx.x < warps ? shared[threadIdx.x] : shared[0];
+  v = threadIdx.x < warps ? shared[threadIdx.x] : identity;
   if (warp == 0)
     for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   if (threadIdx.x == 0) shared[0] = v;
@@ -47,14 +48,14 @@ __global__ void rows_kernel(RowOp which, const NodeRecord* rp) {
   if (which == RowOp::softmax) {
     float mx = -INFINITY;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) mx = fmaxf(mx, x(i));
-    mx = block_reduce(mx, Max{}, fshared);
+    mx = block_reduce(mx, Max{}, -INFINITY, fshared);
     if (mx == -INFINITY) {  // everything masked: zeros, not NaN (the CPU's definition)
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x) *y(i) = 0.0f;
       return;
     }
     double sum = 0;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += expf(x(i) - mx);
-    sum = block_reduce(sum, Sum{}, dshared);
+    sum = block_reduce(sum, Sum{}, 0.0, dshared);
     const float inv = static_cast<float>(1.0 / sum);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) *y(i) = expf(x(i) - mx) * inv;
     return;
@@ -64,7 +65,7 @@ __global__ void rows_kernel(RowOp which, const NodeRecord* rp) {
     const double v = x(i);
     ss += v * v;
   }
-  ss = block_reduce(ss, Sum{}, dshared);
+  ss = block_reduce(ss, Sum{}, 0.0, dshared);
   const float eps = r.fp[0];
   const float s = which == RowOp::rms_norm ? static_cast<float>(1.0 / sqrt(ss / static_cast<double>(n) + eps))
                                            : 1.0f / fmaxf(static_cast<float>(sqrt(ss)), eps);

@@ -58,7 +58,10 @@ __global__ void delta_net_kernel(const NodeRecord* rp) {
   const int64_t h = id / dv, j = id % dv, kh = h % hk;
   for (int64_t t = 0; t < T; ++t) {
     const int32_t slot = *at<const int32_t>(r, 7, t, 0, 0, 0);
-    if (slot < 0 || slot >= slots) continue;
+    if (slot < 0 || slot >= slots) {  // no state to read (the CPU refuses the node): zeros, not garbage
+      *at<float>(r, 0, j, h, t, 0) = 0.f;
+      continue;
+    }
     float* S = f32p(r.addr[6] + slot * r.nb[6][1]) + h * dk * dv + j;  // column j; row i at i * dv
     const float decay = expf(*at<const float>(r, 4, h, t, 0, 0));
     const float beta = *at<const float>(r, 5, h, t, 0, 0);

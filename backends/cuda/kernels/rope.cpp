@@ -6,9 +6,16 @@
 namespace sy::cuda {
 namespace {
 
-bool dense_i32(const GraphTensor& t, int64_t count) {
-  return t.type == StorageType::I32 && t.elements() == count && t.nb[0] == 4 && t.nb[1] == 4 * t.ne[0] &&
-         t.nb[2] == t.nb[1] * t.ne[1] && t.nb[3] == t.nb[2] * t.ne[2];
+// Packed 4-byte elements (strides of size-1 dimensions do not matter): the kernel indexes
+// positions and factors as flat arrays.
+bool dense4(const GraphTensor& t, StorageType type, int64_t count) {
+  if (t.type != type || t.elements() != count) return false;
+  int64_t want = 4;
+  for (int d = 0; d < 4; ++d) {
+    if (t.ne[d] > 1 && t.nb[d] != want) return false;
+    want *= t.ne[d];
+  }
+  return true;
 }
 
 Support rope(const GraphNode& n, std::span<const GraphTensor> t, const Features&) {
@@ -20,10 +27,9 @@ Support rope(const GraphNode& n, std::span<const GraphTensor> t, const Features&
   const int mode = n.i[0], n_dims = n.i[1];
   if (mode < 0 || mode > 2 || n_dims <= 0 || n_dims % 2 != 0 || n_dims > x.ne[0]) return Support::no;
   if (mode == 2 && n.i[2] + n.i[3] + n.i[4] + n.i[5] <= 0) return Support::no;
-  if (!dense_i32(pos, x.ne[2] * (mode == 2 ? 4 : 1))) return Support::no;
+  if (!dense4(pos, StorageType::I32, x.ne[2] * (mode == 2 ? 4 : 1))) return Support::no;
   if (n.src[2] >= 0) {
-    const auto& ff = src_of(n, t, 2);
-    if (!f32_layout(ff) || ff.elements() != n_dims / 2 || ff.nb[0] != 4) return Support::no;
+    if (!dense4(src_of(n, t, 2), StorageType::F32, n_dims / 2)) return Support::no;
   }
   return Support::yes;
 }
