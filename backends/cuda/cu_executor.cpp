@@ -12,20 +12,6 @@
 namespace sy::cuda {
 namespace {
 
-// Bytes from the tensor's first byte to one past its last (strides are non-negative).
-uint64_t extent(const GraphTensor& t) {
-  for (int d = 0; d < 4; ++d)
-    if (t.ne[d] <= 0) return 0;
-  const auto* info = storage_type_info(static_cast<uint32_t>(t.type));
-  uint64_t end = 0;
-  if (info && info->block_size == 1)
-    end = static_cast<uint64_t>(t.ne[0] - 1) * static_cast<uint64_t>(t.nb[0]) + info->block_bytes;
-  else
-    end = storage_row_bytes(t.type, static_cast<uint64_t>(t.ne[0])).value_or(0);
-  for (int d = 1; d < 4; ++d) end += static_cast<uint64_t>(t.ne[d] - 1) * static_cast<uint64_t>(t.nb[d]);
-  return end;
-}
-
 // Kernels read 4-byte types as float/int32 and f16/bf16 as 16-bit values (blocks byte by
 // byte): an offset that breaks that alignment would fault the whole context, so such a
 // tensor is refused up front (device allocations themselves are 256-byte aligned).
@@ -101,7 +87,7 @@ Status Executor::fill(NodeRecord& r, int slot, const GraphNode& n, std::span<con
     return refuse(n, which + (t.buffer ? " is in memory of another device" : " is host memory") + "; it must be in a buffer of " +
                          name_ + " (the scheduler copies it there)");
   if (!cb->device_address()) return refuse(n, which + " is in a staging buffer, which kernels cannot read");
-  if (!cb->covers(t.offset, static_cast<size_t>(extent(t))))
+  if (!cb->covers(t.offset, static_cast<size_t>(tensor_extent(t))))
     return refuse(n, which + " reaches past the end of its " + std::to_string(cb->size()) + "-byte buffer");
   r.addr[slot] = reinterpret_cast<uintptr_t>(cb->device_address()) + t.offset;
   r.type[slot] = static_cast<uint32_t>(t.type);

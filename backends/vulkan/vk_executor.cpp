@@ -12,21 +12,6 @@ Status refuse(const Context& ctx, const GraphNode& n, const std::string& what) {
   return error::invalid_argument(ctx.name() + ": " + std::string(op_name(n.op)) + ": " + what);
 }
 
-// Bytes from the tensor's first byte to one past its last (strides are non-negative).
-uint64_t extent(const GraphTensor& t) {
-  for (int d = 0; d < 4; ++d)
-    if (t.ne[d] <= 0) return 0;
-  const auto* info = storage_type_info(static_cast<uint32_t>(t.type));
-  uint64_t end = 0;
-  if (info && info->block_size == 1) {
-    end = static_cast<uint64_t>(t.ne[0] - 1) * static_cast<uint64_t>(t.nb[0]) + info->block_bytes;
-  } else {
-    end = storage_row_bytes(t.type, static_cast<uint64_t>(t.ne[0])).value_or(0);
-  }
-  for (int d = 1; d < 4; ++d) end += static_cast<uint64_t>(t.ne[d] - 1) * static_cast<uint64_t>(t.nb[d]);
-  return end;
-}
-
 }  // namespace
 
 Executor::Executor(Context& ctx, Pipelines& pipelines, Queue& queue) : ctx_(ctx), pipelines_(pipelines), queue_(queue) {
@@ -61,7 +46,7 @@ Status Executor::fill(NodeRecord& r, int slot, const GraphNode& n, std::span<con
     return refuse(ctx_, n, which + (t.buffer ? " is in memory of another device" : " is host memory") +
                                "; it must be in a buffer of " + ctx_.name() + " (the scheduler copies it there)");
   if (vb->address() == 0) return refuse(ctx_, n, which + " is in a staging buffer, which kernels cannot read");
-  if (auto st = vb->check_range(t.offset, static_cast<size_t>(extent(t)), "a tensor"); !st)
+  if (auto st = vb->check_range(t.offset, static_cast<size_t>(tensor_extent(t)), "a tensor"); !st)
     return refuse(ctx_, n, which + ": " + st.message());
   r.addr[slot] = vb->address() + t.offset;
   r.type[slot] = static_cast<uint32_t>(t.type);

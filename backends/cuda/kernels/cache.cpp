@@ -7,8 +7,6 @@
 namespace sy::cuda {
 namespace {
 
-constexpr int64_t kMaxHeadK = 1024, kMaxHeadV = 512;
-
 bool cache_type(StorageType t) {
   return t == StorageType::F32 || t == StorageType::F16 || t == StorageType::BF16 || t == StorageType::Q8_0 ||
          t == StorageType::Q4_0;

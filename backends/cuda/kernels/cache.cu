@@ -1,6 +1,4 @@
-// The KV cache's two ops. set_rows writes f32 rows into a cache row by row (f32, f16 and bf16
-// rounded to nearest even; q8_0 with d = amax/127, q4_0 with ggml's d = max/-8: recipes the
-// conformance bounds allow next to the CPU's searched scales). attention reads the caches
+// The KV cache's two ops. set_rows writes f32 rows into a cache row by row (quantize.cuh). attention reads the caches
 // through the block tables: one block per (token, head), its warps taking positions in turn
 // with an online softmax each, merged at the end; a token sees the positions up to its own.
 #include <cuda_runtime.h>
@@ -8,25 +6,14 @@
 #include "kernels/common.cuh"
 #include "kernels/dequant.cuh"
 #include "kernels/launch.hpp"
+#include "kernels/quantize.cuh"
 
 namespace sy::cuda {
 namespace {
 
 constexpr int kBlock = 256;
 constexpr int kAttnWarps = 4, kAttnThreads = kAttnWarps * 32;
-constexpr int kMaxDk = 1024, kMaxDvPerLane = 16;  // dv up to 512
-
-__device__ void put16(uint8_t* p, unsigned short v) {
-  p[0] = static_cast<uint8_t>(v & 0xff);
-  p[1] = static_cast<uint8_t>(v >> 8);
-}
-
-__device__ unsigned short f32_to_bf16(float x) {
-  uint32_t u = __float_as_uint(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<unsigned short>((u >> 16) | 0x40);  // a quiet NaN stays NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<unsigned short>(u >> 16);
-}
+constexpr int kMaxDk = static_cast<int>(kMaxHeadK), kMaxDvPerLane = static_cast<int>(kMaxHeadV / 32);
 
 // Plain types: one thread per element. Row i of x goes to cell slots[i] (dims 0 and 1 of the
 // cache packed as one row of x.ne0 elements).
@@ -63,30 +50,11 @@ __global__ void set_rows_blocks(const NodeRecord* rp, int64_t n) {
     float x[32];
     for (int j = 0; j < 32; ++j) x[j] = *at<const float>(r, 1, blk * 32 + j, a, b, c);
     uint8_t* out = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(r.addr[0] + slot * r.nb[0][2])) + blk * (q8 ? 34 : 18);
-    if (q8) {
-      float amax = 0;
-      for (int j = 0; j < 32; ++j) amax = fmaxf(amax, fabsf(x[j]));
-      const float d = amax / 127.f, id = d != 0 ? 1.0f / d : 0.0f;
-      const __half dh = __float2half_rn(d);
-      put16(out, __half_as_ushort(dh));
-      for (int j = 0; j < 32; ++j) out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(roundf(x[j] * id)));
-    } else {
-      float amax = 0, mx = 0;
-      for (int j = 0; j < 32; ++j)
-        if (fabsf(x[j]) > amax) amax = fabsf(x[j]), mx = x[j];
-      const float d = mx / -8.f, id = d != 0 ? 1.0f / d : 0.0f;
-      put16(out, __half_as_ushort(__float2half_rn(d)));
-      for (int j = 0; j < 16; ++j) {
-        const int q0 = min(15, static_cast<int>(x[j] * id + 8.5f)), q1 = min(15, static_cast<int>(x[j + 16] * id + 8.5f));
-        out[2 + j] = static_cast<uint8_t>(q0 | (q1 << 4));
-      }
-    }
+    if (q8)
+      quantize_q8_0(x, out);
+    else
+      quantize_q4_0(x, out);
   }
-}
-
-__device__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
 }
 
 // Slots: 0 out [dv, heads, tokens], 1 q [dk, heads, tokens], 2 K cache, 3 V cache [d, kv_heads,

@@ -33,6 +33,12 @@ __device__ inline Index4 unflatten(const NodeRecord& r, int64_t flat) {
   return x;
 }
 
+/// The sum of `v` over the 32 lanes of a warp, in every lane.
+__device__ inline float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
 inline int64_t elements(const NodeRecord& r, int s) { return r.ne[s][0] * r.ne[s][1] * r.ne[s][2] * r.ne[s][3]; }
 inline int64_t rows(const NodeRecord& r, int s) { return r.ne[s][1] * r.ne[s][2] * r.ne[s][3]; }
 

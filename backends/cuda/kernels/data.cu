@@ -8,6 +8,7 @@
 #include "kernels/common.cuh"
 #include "kernels/dequant.cuh"
 #include "kernels/launch.hpp"
+#include "kernels/quantize.cuh"
 
 namespace sy::cuda {
 namespace {
@@ -27,18 +28,6 @@ __device__ Index4 unflatten_slot(const NodeRecord& r, int s, int64_t flat) {
 
 __device__ uint8_t* dense(const NodeRecord& r, int s) { return reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(r.addr[s])); }
 
-__device__ unsigned short to_bf16(float x) {
-  uint32_t u = __float_as_uint(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<unsigned short>((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<unsigned short>(u >> 16);
-}
-
-__device__ void put16(uint8_t* p, unsigned short v) {
-  p[0] = static_cast<uint8_t>(v & 0xff);
-  p[1] = static_cast<uint8_t>(v >> 8);
-}
-
 // One thread per element (plain targets) or per 32-element block (q8_0, q4_0 targets).
 __global__ void copy_kernel(const NodeRecord* rp, int64_t n) {
   const NodeRecord& r = *rp;
@@ -51,24 +40,10 @@ __global__ void copy_kernel(const NodeRecord* rp, int64_t n) {
         const Index4 i = unflatten_slot(r, 1, e * 32 + j);
         x[j] = *at<const float>(r, 1, i.i0, i.i1, i.i2, i.i3);
       }
-      if (to == ty::Q8_0) {
-        uint8_t* out = dense(r, 0) + e * 34;
-        float amax = 0;
-        for (int j = 0; j < 32; ++j) amax = fmaxf(amax, fabsf(x[j]));
-        const float d = amax / 127.f, id = d != 0 ? 1.0f / d : 0.0f;
-        put16(out, __half_as_ushort(__float2half_rn(d)));
-        for (int j = 0; j < 32; ++j) out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(roundf(x[j] * id)));
-      } else {
-        uint8_t* out = dense(r, 0) + e * 18;
-        float amax = 0, mx = 0;
-        for (int j = 0; j < 32; ++j)
-          if (fabsf(x[j]) > amax) amax = fabsf(x[j]), mx = x[j];
-        const float d = mx / -8.f, id = d != 0 ? 1.0f / d : 0.0f;
-        put16(out, __half_as_ushort(__float2half_rn(d)));
-        for (int j = 0; j < 16; ++j)
-          out[2 + j] = static_cast<uint8_t>(min(15, static_cast<int>(x[j] * id + 8.5f)) |
-                                            (min(15, static_cast<int>(x[j + 16] * id + 8.5f)) << 4));
-      }
+      if (to == ty::Q8_0)
+        quantize_q8_0(x, dense(r, 0) + e * 34);
+      else
+        quantize_q4_0(x, dense(r, 0) + e * 18);
       continue;
     }
     float v;
@@ -84,7 +59,7 @@ __global__ void copy_kernel(const NodeRecord* rp, int64_t n) {
     } else if (to == ty::F16) {
       put16(dense(r, 0) + 2 * e, __half_as_ushort(__float2half_rn(v)));
     } else {
-      put16(dense(r, 0) + 2 * e, to_bf16(v));
+      put16(dense(r, 0) + 2 * e, f32_to_bf16(v));
     }
   }
 }

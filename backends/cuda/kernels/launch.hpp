@@ -13,6 +13,12 @@ namespace sy::cuda {
 
 using Stream = CUstream_st*;
 
+/// Limits the kernels are written for; the supports() side refuses anything beyond them.
+constexpr int64_t kMaxRankRow = 4096;   ///< top_k / argsort row length (each element ranked against its row)
+constexpr int64_t kMaxHeadK = 1024;     ///< attention: query/key head size (a shared-memory query row)
+constexpr int64_t kMaxHeadV = 512;      ///< attention: value head size (16 accumulators a lane)
+constexpr int64_t kMaxConvTaps = 16;    ///< conv1d kernel width (a per-thread window)
+
 /// Element-wise ops (elementwise.cu). `which` picks the function.
 enum class Unary : int { silu, gelu, sigmoid, softplus, scale };
 int launch_unary(Unary which, const NodeRecord* rec, const NodeRecord& host, Stream stream);

@@ -17,11 +17,6 @@ constexpr int kBlock = 256, kWarps = kBlock / 32;
 
 __device__ const uint8_t* bytes(uint64_t addr) { return reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(addr)); }
 
-__device__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
 // dst[r, c] = W row r . X column c; c runs over X's columns (ne1 x ne2 x ne3).
 __global__ void matmul_kernel(const NodeRecord* rp, int64_t outputs) {
   const NodeRecord& r = *rp;

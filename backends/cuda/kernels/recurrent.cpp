@@ -4,8 +4,6 @@
 namespace sy::cuda {
 namespace {
 
-constexpr int64_t kMaxTaps = 16;  // recurrent.cu's window
-
 bool dense_f32(const GraphTensor& t) {
   return t.type == StorageType::F32 && t.elements() > 0 && (t.ne[0] == 1 || t.nb[0] == 4) &&
          (t.ne[1] == 1 || t.nb[1] == 4 * t.ne[0]) && t.ne[2] == 1 && t.ne[3] == 1;
@@ -26,7 +24,7 @@ Support conv1d(const GraphNode& n, std::span<const GraphTensor> t, const Feature
   const auto &x = src_of(n, t, 0), &w = src_of(n, t, 1), &st = src_of(n, t, 2), &slots = src_of(n, t, 3), &y = dst_of(n, t);
   if (!f32_layout(x) || !f32_layout(y) || !same_shape(x, y) || x.ne[2] != 1 || x.ne[3] != 1) return Support::no;
   const int64_t K = w.ne[0];
-  if (K < 1 || K > kMaxTaps || w.ne[1] != x.ne[0] || !dense_f32(w)) return Support::no;
+  if (K < 1 || K > kMaxConvTaps || w.ne[1] != x.ne[0] || !dense_f32(w)) return Support::no;
   return state_ok(st, (K - 1) * x.ne[0]) && slot_list(slots, x.ne[1]) ? Support::yes : Support::no;
 }
 

@@ -13,7 +13,6 @@ namespace sy::cuda {
 namespace {
 
 constexpr int kBlock = 128;
-constexpr int kMaxTaps = 16;
 
 __device__ float* f32p(uint64_t a) { return reinterpret_cast<float*>(static_cast<uintptr_t>(a)); }
 
@@ -24,7 +23,7 @@ __global__ void conv1d_kernel(const NodeRecord* rp) {
   const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (c >= C) return;
   const float* w = f32p(r.addr[2]) + c * K;
-  float win[kMaxTaps];
+  float win[kMaxConvTaps];
   int32_t cur = -1;
   auto state_of = [&](int32_t slot) { return f32p(r.addr[3] + slot * r.nb[3][1]); };
   for (int64_t t = 0; t < T; ++t) {

@@ -5,8 +5,6 @@
 namespace sy::cuda {
 namespace {
 
-constexpr int64_t kMaxRankRow = 4096;
-
 bool i32_layout(const GraphTensor& t) {
   if (t.type != StorageType::I32 || t.elements() <= 0) return false;
   for (int64_t b : t.nb)

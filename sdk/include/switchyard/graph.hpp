@@ -30,6 +30,21 @@ struct GraphTensor {
   [[nodiscard]] int64_t rows() const { return ne[1] * ne[2] * ne[3]; }
 };
 
+/// Bytes from a tensor's first byte to one past its last (strides are non-negative): what a
+/// kernel may touch, for a device's range check. 0 for an empty tensor.
+inline uint64_t tensor_extent(const GraphTensor& t) noexcept {
+  for (int d = 0; d < 4; ++d)
+    if (t.ne[d] <= 0) return 0;
+  const auto* info = storage_type_info(static_cast<uint32_t>(t.type));
+  uint64_t end = 0;
+  if (info && info->block_size == 1)
+    end = static_cast<uint64_t>(t.ne[0] - 1) * static_cast<uint64_t>(t.nb[0]) + info->block_bytes;
+  else
+    end = storage_row_bytes(t.type, static_cast<uint64_t>(t.ne[0])).value_or(0);
+  for (int d = 1; d < 4; ++d) end += static_cast<uint64_t>(t.ne[d] - 1) * static_cast<uint64_t>(t.nb[d]);
+  return end;
+}
+
 constexpr int kMaxSources = 8;
 
 /// One operation. Sources and the destination index the sub-graph's tensor array; unused
