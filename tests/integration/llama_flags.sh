@@ -117,7 +117,7 @@ check "-sys wraps the prompt in the chat template with a system message" 0 '"pro
   "$exe" run -m "$m" -sys "Be brief." -p "Hello" -n 2 --json
 check "chat -p sends the first message" 0 "." -- bash -c "'$exe' chat -m '$m' -p Hello -n 4 -s 1 < /dev/null"
 # With `devices: all` only the started backend knows its devices: run checks the override.
-if "$exe" run --list-devices | grep -q '^  vulkan0:'; then
+if grep -q '^  vulkan0:' <<< "$("$exe" run --list-devices)"; then
   printf 'model: %s\nbackends: [ vulkan, cpu ]\nplacement: { overrides: ["blk=vulkan9"] }\n' "$m" > "$tmp/v9.yaml"
   check "an override naming a device the machine lacks is refused at start, at its position" 1 \
     "v9.yaml:3:26: device 'vulkan9' does not exist on this machine; the pipeline's backends have gpu0 \(vulkan0\), cpu" -- \

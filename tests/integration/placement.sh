@@ -10,7 +10,11 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
-if ! "$exe" plugins --devices 2>/dev/null | grep -q "vulkan0"; then
+# Read the whole listing before matching: `grep -q` quits at the first match, and under
+# pipefail the listing's later writes then fail with SIGPIPE when it is over one pipe buffer.
+devices="$("$exe" plugins --devices 2>&1)"
+if ! grep -q "vulkan0" <<< "$devices"; then
+  echo "$devices"
   if [ "${CI:-}" = "true" ]; then echo "FAIL: no Vulkan device (CI installs mesa-vulkan-drivers)"; exit 1; fi
   echo "SKIP: no Vulkan device on this machine (install mesa-vulkan-drivers for lavapipe)"; exit 77
 fi
