@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "graph/order.hpp"
 #include "log/log.hpp"
 
 namespace sy::graph {
@@ -28,16 +30,6 @@ uint64_t shape_key(const Graph& g, std::span<const GraphNode> nodes) {
   return h;
 }
 
-// The source an op reads and writes in place (graph.hpp's table), or -1.
-int state_source(OpKind op) {
-  switch (op) {
-    case OpKind::attention: return 1;  // the K cache
-    case OpKind::conv1d: return 2;
-    case OpKind::delta_net: return 5;
-    default: return -1;
-  }
-}
-
 // The type a fallback is reported by: the persistent operand's, else the first non-f32 one.
 StorageType reported_type(const Graph& g, const GraphNode& n, TensorId anchor) {
   if (anchor >= 0) return g.tensor_at(anchor).type;
@@ -55,6 +47,12 @@ Scheduler::Scheduler(std::vector<Device*> devices, bool strict)
     if (host_ < 0 && info_.back().reads_host_memory) host_ = static_cast<int>(d);
   }
   busy_.assign(devices_.size(), false);
+  waited_.assign(devices_.size(), 0);
+  recorded_.assign(devices_.size(), 0);
+  for (const DeviceInfo& i : info_) queues_.push_back(i.reads_host_memory ? 0 : 1);
+  // SWITCHYARD_OVERLAP=0 queues nodes in graph order: the A/B for what overlap gains.
+  const char* overlap = std::getenv("SWITCHYARD_OVERLAP");
+  reorder_ = !(overlap && std::string_view(overlap) == "0");
   planners_.resize(devices_.size());
   arenas_.resize(devices_.size());
 }
@@ -143,7 +141,7 @@ Status Scheduler::assign(Graph& g) {
     if (g.info(g.base(n.dst)).origin == Origin::persistent) anchor = g.base(n.dst);
     // A cache or recurrent state the op updates in place outranks its weights: it cannot
     // move, and a weight elsewhere may still be readable (llama.cpp runs these with the KV).
-    if (const int s = state_source(n.op); anchor < 0 && s >= 0 && n.src[s] >= 0 &&
+    if (const int s = in_place_source(n.op); anchor < 0 && s >= 0 && n.src[s] >= 0 &&
                                           g.info(g.base(n.src[s])).origin == Origin::persistent)
       anchor = g.base(n.src[s]);
     for (int s = 0; s < kMaxSources && n.src[s] >= 0 && anchor < 0; ++s)
@@ -263,8 +261,45 @@ Status Scheduler::allocate(Graph& g) {
 
 Status Scheduler::wait(int device) {
   if (device < 0 || !busy_[static_cast<size_t>(device)]) return Status::ok();
-  busy_[static_cast<size_t>(device)] = false;
-  return devices_[static_cast<size_t>(device)]->synchronize();
+  const auto d = static_cast<size_t>(device);
+  busy_[d] = false;
+  if (recorded_[d] != UINT64_MAX) waited_[d] = recorded_[d];
+  return devices_[d]->synchronize();
+}
+
+void Scheduler::note_ready(int device, TensorId base) {
+  const auto d = static_cast<size_t>(device);
+  if (last_event_device_ != device || last_event_stale_) {
+    recorded_[d] = devices_[d]->record_event();
+    last_event_device_ = device;
+    last_event_stale_ = false;
+  }
+  ready_device_[static_cast<size_t>(base)] = device;
+  ready_event_[static_cast<size_t>(base)] = recorded_[d];
+}
+
+Status Scheduler::wait_ready(TensorId base) {
+  const int d = ready_device_[static_cast<size_t>(base)];
+  if (d < 0) return Status::ok();
+  const auto du = static_cast<size_t>(d);
+  const uint64_t ev = ready_event_[static_cast<size_t>(base)];
+  if (ev == 0) return wait(d);  // a device without events: all of it
+  // UINT64_MAX is a device's failed event: its wait reports the failure.
+  if (ev != UINT64_MAX) {
+    if (waited_[du] >= ev) return Status::ok();
+    waited_[du] = ev;
+  }
+  return devices_[du]->wait_event(ev);
+}
+
+Status Scheduler::wait_inputs(const Graph& g, size_t first, size_t last) {
+  for (size_t i = first; i < last; ++i) {
+    const GraphNode& n = nodes_[i];
+    if (auto st = wait_ready(g.base(n.dst)); !st) return st;
+    for (int s = 0; s < kMaxSources && n.src[s] >= 0; ++s)
+      if (auto st = wait_ready(g.base(n.src[s])); !st) return st;
+  }
+  return Status::ok();
 }
 
 Status Scheduler::wait_all() {
@@ -287,7 +322,8 @@ Status Scheduler::transfer(Graph& g, const GraphNode& n, int to) {
   const bool to_host = info_[static_cast<size_t>(to)].reads_host_memory;
   if (src.data) {
     // The host reads the source in place once its producer finished.
-    if (auto st = wait(from); !st) return st;
+    if (auto st = ready_device_[static_cast<size_t>(g.base(n.src[0]))] >= 0 ? wait_ready(g.base(n.src[0])) : wait(from); !st)
+      return st;
     if (to_host) {
       std::memcpy(dst.data, src.data, bytes);
       return Status::ok();
@@ -299,7 +335,11 @@ Status Scheduler::transfer(Graph& g, const GraphNode& n, int to) {
   if (to_host) {
     // Into host memory the destination reads; it waits for the owner before it runs.
     busy_[static_cast<size_t>(from)] = true;
-    return owner.copy_to_host(*src.buffer, src.offset, {static_cast<std::byte*>(dst.data), bytes});
+    last_event_stale_ = true;
+    if (auto st = owner.copy_to_host(*src.buffer, src.offset, {static_cast<std::byte*>(dst.data), bytes}); !st) return st;
+    // The host waits for this copy only, not for device work queued after it.
+    note_ready(from, g.base(n.dst));
+    return Status::ok();
   }
   // Between two devices that share no memory: through the host.
   if (staging_.size() < bytes) staging_.resize(bytes);
@@ -331,9 +371,11 @@ Status Scheduler::run(Graph& g) {
 
 Status Scheduler::run_queued(Graph& g) {
   if (auto st = assign(g); !st) return st;
+  if (reorder_) order_.apply(g, nodes_, node_device_, queues_);
   if (auto st = allocate(g); !st) return st;
   ++stats_.steps;
   stats_.last_step_transfer_bytes = 0;
+  mark_host_reads(g);
   size_t first = 0;
   while (first < nodes_.size()) {
     if (node_device_[first] < 0) {
@@ -348,9 +390,10 @@ Status Scheduler::run_queued(Graph& g) {
     size_t last = first + 1;
     while (last < nodes_.size() && node_device_[last] == node_device_[first]) ++last;
     const int d = node_device_[first];
-    // A device that reads host memory reads what the others wrote there: they finish first.
+    // A device that reads host memory reads what the others wrote there: the work that
+    // made its inputs finishes first (only that: later work stays queued and overlaps).
     if (info_[static_cast<size_t>(d)].reads_host_memory)
-      if (auto st = wait_all(); !st) return st;
+      if (auto st = wait_inputs(g, first, last); !st) return st;
     if (profile_) {
       if (auto st = profiled_run(g, first, last); !st) return st;
       first = last;
@@ -359,10 +402,34 @@ Status Scheduler::run_queued(Graph& g) {
     const auto span = std::span<const GraphNode>(nodes_).subspan(first, last - first);
     SubGraph sg{g.tensors(), span, shape_key(g, span)};
     busy_[static_cast<size_t>(d)] = true;
+    last_event_stale_ = true;
     if (auto st = devices_[static_cast<size_t>(d)]->execute(sg); !st) return st;
+    if (queues_[static_cast<size_t>(d)])
+      for (const GraphNode& n : span)
+        if (host_reads_[static_cast<size_t>(g.base(n.dst))]) note_ready(d, g.base(n.dst));
     first = last;
   }
   return Status::ok();
+}
+
+void Scheduler::mark_host_reads(const Graph& g) {
+  const size_t nt = g.infos().size();
+  host_reads_.assign(nt, 0);
+  ready_device_.assign(nt, -1);
+  ready_event_.assign(nt, 0);
+  last_event_device_ = -1;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const GraphNode& n = nodes_[i];
+    const int d = node_device_[i];
+    if (d < 0) {
+      // A copy from memory the host reads in place.
+      if (g.tensor_at(n.src[0]).data) host_reads_[static_cast<size_t>(g.base(n.src[0]))] = 1;
+      continue;
+    }
+    if (!info_[static_cast<size_t>(d)].reads_host_memory) continue;
+    host_reads_[static_cast<size_t>(g.base(n.dst))] = 1;
+    for (int s = 0; s < kMaxSources && n.src[s] >= 0; ++s) host_reads_[static_cast<size_t>(g.base(n.src[s]))] = 1;
+  }
 }
 
 int64_t Scheduler::elapsed_ns(std::chrono::steady_clock::time_point since) {

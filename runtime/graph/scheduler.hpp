@@ -12,8 +12,11 @@
 // error naming it, since where weights live is decided at load.
 //
 // Devices work asynchronously; the host waits for a device only before it reads that
-// device's results: before a host-reading device runs, before a copy out of it, and at the
-// end of the step (the engine reads the logits).
+// device's results, and then only for the queued work that made them (an event recorded
+// after it): before a host-reading device runs, before a copy out of it, and at the end of
+// the step (the engine reads the logits). Nodes are queued in an order that puts device
+// work the host does not feed first (graph/order.hpp), so with experts in RAM the GPU's
+// shared expert runs while the CPU computes the routed ones.
 #pragma once
 
 #include <chrono>
@@ -23,6 +26,7 @@
 
 #include "graph/arena.hpp"
 #include "graph/graph.hpp"
+#include "graph/order.hpp"
 #include "graph/profile.hpp"
 #include "switchyard/backend.hpp"
 
@@ -74,6 +78,12 @@ class Scheduler {
   Status transfer(Graph& g, const GraphNode& n, int to);
   Status wait(int device);
   Status wait_all();
+  // Events: a host read waits for the queued work that made its input, not for the work
+  // queued after it (that keeps running beside the host).
+  void mark_host_reads(const Graph& g);
+  void note_ready(int device, TensorId base);
+  Status wait_ready(TensorId base);
+  Status wait_inputs(const Graph& g, size_t first, size_t last);
   void note_fallback(const GraphNode& n, StorageType type, int from, int to, const char* why);
   [[nodiscard]] bool readable(int holder, int reader) const;
   [[nodiscard]] int choose(const Graph& g, const GraphNode& n, int preferred);
@@ -89,6 +99,13 @@ class Scheduler {
   OpProfile* profile_ = nullptr;
   std::vector<uint64_t> seen_fallbacks_;
   std::vector<bool> busy_;  // per device: work queued that the host has not waited for
+  std::vector<uint8_t> queues_;     // per device: queues work and returns (not the host)
+  std::vector<uint64_t> recorded_;  // per device: the last event recorded
+  std::vector<uint64_t> waited_;    // per device: the last event the host waited for
+  int last_event_device_ = -1;      // recorded_ covers everything queued there since...
+  bool last_event_stale_ = true;    // ...unless work was queued after it
+  OverlapOrder order_;
+  bool reorder_ = true;
   // Per-step working vectors, kept to avoid allocation.
   std::vector<GraphNode> nodes_;   // the graph's nodes with transfers inserted
   std::vector<int> node_device_;   // per entry of nodes_; for a transfer, -1 - destination device
@@ -100,6 +117,9 @@ class Scheduler {
   std::vector<Mirror> mirrors_;
   std::vector<std::byte> staging_;
   std::vector<int> tensor_device_;
+  std::vector<uint8_t> host_reads_;     // per tensor base: a host node (or host copy) reads it
+  std::vector<int32_t> ready_device_;   // per tensor base: the device whose queued work makes it
+  std::vector<uint64_t> ready_event_;   // ... and the event after that work
   std::vector<int32_t> last_use_;
   std::vector<size_t> offset_;
   std::vector<ArenaPlanner> planners_;
