@@ -2,8 +2,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
+
+#include "kernels/kernel.hpp"
 
 namespace sy::cuda {
 namespace {
@@ -64,6 +67,10 @@ DeviceInfo CudaDevice::info() const noexcept {
   }
   d.features.push_back("compute capability " + std::to_string(features_.cc_major) + "." + std::to_string(features_.cc_minor));
   if (features_.portable_only) d.features.push_back("portable kernels only (SWITCHYARD_CUDA_PATH=portable)");
+  else
+    for (const KernelDef* k : all_kernels())
+      if (!k->path.empty() && std::find(d.features.begin(), d.features.end(), "path " + std::string(k->path)) == d.features.end())
+        d.features.push_back("path " + std::string(k->path));
   d.features.push_back(std::string("CUDA graphs for repeated steps: ") +
                        (env_is("SWITCHYARD_CUDA_GRAPHS", "0") ? "off (SWITCHYARD_CUDA_GRAPHS=0)" : "on"));
   return d;

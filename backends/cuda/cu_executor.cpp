@@ -41,6 +41,7 @@ Executor::~Executor() {
   (void)queue_.synchronize();
   destroy(graphs_.clear());
   if (device_records_) cudaFreeAsync(device_records_, queue_.stream());
+  if (scratch_) cudaFreeAsync(scratch_, queue_.stream());
 }
 
 void Executor::destroy(const std::vector<void*>& handles) {
@@ -98,19 +99,22 @@ Status Executor::fill(NodeRecord& r, int slot, const GraphNode& n, std::span<con
   return Status::ok();
 }
 
-Status Executor::reserve_records(size_t count) {
-  if (count <= device_records_cap_) return Status::ok();
-  const size_t want = std::max(count, 2 * device_records_cap_);
-  // Stream-ordered: kernels queued earlier still read the old array before it is freed.
-  if (device_records_) cudaFreeAsync(device_records_, queue_.stream());
-  device_records_ = nullptr;
-  device_records_cap_ = 0;
-  if (auto st = queue_.check(cudaMallocAsync(&device_records_, want * sizeof(NodeRecord), queue_.stream()),
-                             "allocating node records");
-      !st)
-    return st;
-  device_records_cap_ = want;
+Status Executor::reserve(void*& buf, size_t& cap, size_t bytes, const char* what) {
+  if (bytes <= cap) return Status::ok();
+  const size_t want = std::max(bytes, 2 * cap);
+  if (buf) cudaFreeAsync(buf, queue_.stream());
+  buf = nullptr;
+  cap = 0;
+  if (auto st = queue_.check(cudaMallocAsync(&buf, want, queue_.stream()), what); !st) return st;
+  cap = want;
   return Status::ok();
+}
+
+Status Executor::reserve_records(size_t count) {
+  size_t cap_bytes = device_records_cap_ * sizeof(NodeRecord);
+  auto st = reserve(device_records_, cap_bytes, count * sizeof(NodeRecord), "allocating node records");
+  device_records_cap_ = cap_bytes / sizeof(NodeRecord);
+  return st;
 }
 
 Status Executor::upload_records(void* device_records) {
@@ -156,6 +160,14 @@ Status Executor::execute(const SubGraph& g) {
     nodes_.push_back(&n);
   }
   if (records_.empty()) return Status::ok();
+  size_t scratch = 0;
+  for (size_t i = 0; i < records_.size(); ++i)
+    if (kernels_[i]->scratch) scratch = std::max(scratch, kernels_[i]->scratch(records_[i]));
+  if (scratch > 0) {
+    if (auto st = reserve(scratch_, scratch_cap_, scratch, "allocating kernel scratch"); !st) return st;
+    for (size_t i = 0; i < records_.size(); ++i)
+      if (kernels_[i]->scratch) records_[i].scratch = reinterpret_cast<uintptr_t>(scratch_);
+  }
 
   const auto action = g.shape_key ? graphs_.decide(g.shape_key, records_.size()) : GraphCache::Action::eager;
   if (action == GraphCache::Action::eager) {

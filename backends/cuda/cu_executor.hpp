@@ -36,6 +36,9 @@ class Executor {
   Status launch_all(const NodeRecord* device_records);
   Status upload_records(void* device_records);
   Status reserve_records(size_t count);
+  // Grows (never shrinks) `buf` to `bytes` in stream order: kernels queued earlier still
+  // read the old allocation before it is freed.
+  Status reserve(void*& buf, size_t& cap, size_t bytes, const char* what);
   void destroy(const std::vector<void*>& handles);
   Status refuse(const GraphNode& n, const std::string& what) const;
 
@@ -49,6 +52,10 @@ class Executor {
   std::vector<const GraphNode*> nodes_;     ///< this call's node per record
   void* device_records_ = nullptr;          ///< the eager path's record array
   size_t device_records_cap_ = 0;
+  // One scratch area serves every node: the stream runs a node's kernels (a prep stage,
+  // then its reader) before the next node's, so each may reuse it whole.
+  void* scratch_ = nullptr;
+  size_t scratch_cap_ = 0;
   GraphCache graphs_;
 };
 

@@ -8,18 +8,10 @@
 
 #include <cstdint>
 
+#include "kernels/blocks.hpp"
 #include "kernels/types.hpp"
 
 namespace sy::cuda {
-
-__device__ inline float h2f(const uint8_t* p) {
-  const unsigned short bits = static_cast<unsigned short>(p[0] | (p[1] << 8));
-  return __half2float(__ushort_as_half(bits));
-}
-__device__ inline uint32_t rd32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
-         (static_cast<uint32_t>(p[3]) << 24);
-}
 
 __device__ inline float fp8_e4m3(uint8_t c) {
   const int exp = (c >> 3) & 0xf, man = c & 7;
@@ -34,19 +26,6 @@ __device__ inline float fp8_e5m2(uint8_t c) {
   if (exp == 0x1f) return man ? __int_as_float(0x7fc00000) : sign * __int_as_float(0x7f800000);
   if (exp == 0) return sign * static_cast<float>(man) * 0x1p-16f;
   return sign * (1.0f + static_cast<float>(man) / 4.0f) * ldexpf(1.0f, exp - 15);
-}
-
-__constant__ static const int8_t kIQ4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-
-// The 6-bit (scale, min) pair j of a Q4_K / Q5_K super-block.
-__device__ inline void scale_min_k4(int j, const uint8_t* s, int& sc, int& m) {
-  if (j < 4) {
-    sc = s[j] & 63;
-    m = s[j + 4] & 63;
-  } else {
-    sc = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
-    m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  }
 }
 
 /// Element i of a row of `type` starting at `row`.
@@ -94,7 +73,7 @@ __device__ inline float dequant(uint32_t type, const uint8_t* row, int64_t i) {
       const uint8_t* b = row + (i / 32) * 18;
       const int j = static_cast<int>(i % 32);
       const int q = j < 16 ? (b[2 + j] & 0xf) : (b[2 + j - 16] >> 4);
-      return h2f(b) * static_cast<float>(kIQ4[q]);
+      return h2f(b) * static_cast<float>(iq4_value(q));
     }
     case ty::Q2_K: {
       const uint8_t* b = row + (i / 256) * 84;
@@ -160,7 +139,7 @@ __device__ inline float dequant(uint32_t type, const uint8_t* row, int64_t i) {
       const float dl = h2f(b) * static_cast<float>(ls - 32);
       const uint8_t* qs = b + 8 + ib * 16;
       const int q = j < 16 ? (qs[j] & 0xf) : (qs[j - 16] >> 4);
-      return dl * static_cast<float>(kIQ4[q]);
+      return dl * static_cast<float>(iq4_value(q));
     }
     case ty::FP8_E4M3_B128:
     case ty::FP8_E5M2_B128: {

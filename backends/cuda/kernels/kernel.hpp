@@ -27,6 +27,8 @@ struct KernelDef {
   /// Queues the node's kernels; returns a cudaError_t value (0: queued).
   int (*launch)(const GraphNode& node, const NodeRecord* rec, const NodeRecord& host, Stream stream);
   std::string_view path = {};  ///< the fast path it implements, for `plugins --devices`; empty: portable
+  /// Device scratch the launch needs (the record's `scratch`), from the node's record; null: none.
+  size_t (*scratch)(const NodeRecord& host) = nullptr;
 };
 
 std::span<const KernelDef> elementwise_kernels();  // add mul scale silu gelu sigmoid softplus swiglu

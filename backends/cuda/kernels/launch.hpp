@@ -3,6 +3,7 @@
 // same record in host memory. They return the launch's CUDA error code (0 = queued).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/record.hpp"
@@ -44,6 +45,16 @@ int launch_concat(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_matmul(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_matmul_id(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_get_rows(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+
+/// The q8 path for the legacy 32-element types and the K-quants (matmul_q8.cu): the
+/// activations quantized into the record's scratch (kAct32Bytes per 32 elements, kActKBytes
+/// per 256), then integer dot products.
+constexpr size_t kAct32Bytes = 40;
+constexpr size_t kActKBytes = 324;
+bool q8_weight_type(uint32_t type);
+size_t q8_scratch_bytes(const NodeRecord& host);
+int launch_matmul_q8(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_matmul_id_q8(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 
 /// The KV cache (cache.cu).
 int launch_set_rows(const NodeRecord* rec, const NodeRecord& host, Stream stream);

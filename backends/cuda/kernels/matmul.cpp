@@ -1,6 +1,8 @@
-// matmul, matmul_id and get_rows for every weight type dequant.cuh decodes (matmul.cu): the
-// portable path, one warp per output with f32 activations. The weight types listed here are
-// the backend's native types, as its manifest states them.
+// matmul, matmul_id and get_rows for every weight type dequant.cuh decodes: the q8 path for
+// the legacy 32-element types and the K-quants (matmul_q8.cu: activations quantized as the
+// CPU does, integer dot products), then the portable path for every type (matmul.cu: one
+// warp per output with f32 activations). The weight types listed here are the backend's
+// native types, as its manifest states them.
 #include <algorithm>
 #include <string_view>
 
@@ -89,6 +91,19 @@ Support get_rows(const GraphNode& n, std::span<const GraphTensor> t, const Featu
   return y.ne[0] == table.ne[0] && y.rows() == ids.elements() ? Support::yes : Support::no;
 }
 
+Support matmul_q8(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
+  return n.src[0] >= 0 && q8_weight_type(static_cast<uint32_t>(src_of(n, t, 0).type)) ? matmul(n, t, f) : Support::no;
+}
+Support matmul_id_q8(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
+  return n.src[0] >= 0 && q8_weight_type(static_cast<uint32_t>(src_of(n, t, 0).type)) ? matmul_id(n, t, f) : Support::no;
+}
+int run_matmul_q8(const GraphNode&, const NodeRecord* rec, const NodeRecord& host, Stream s) {
+  return launch_matmul_q8(rec, host, s);
+}
+int run_matmul_id_q8(const GraphNode&, const NodeRecord* rec, const NodeRecord& host, Stream s) {
+  return launch_matmul_id_q8(rec, host, s);
+}
+
 int run_matmul(const GraphNode&, const NodeRecord* rec, const NodeRecord& host, Stream s) { return launch_matmul(rec, host, s); }
 int run_matmul_id(const GraphNode&, const NodeRecord* rec, const NodeRecord& host, Stream s) {
   return launch_matmul_id(rec, host, s);
@@ -97,7 +112,10 @@ int run_get_rows(const GraphNode&, const NodeRecord* rec, const NodeRecord& host
   return launch_get_rows(rec, host, s);
 }
 
+constexpr std::string_view kQ8Path = "matmul: q8 activations, dp4a";
 constexpr KernelDef kDefs[] = {
+    {OpKind::matmul, matmul_q8, run_matmul_q8, kQ8Path, q8_scratch_bytes},
+    {OpKind::matmul_id, matmul_id_q8, run_matmul_id_q8, kQ8Path, q8_scratch_bytes},
     {OpKind::matmul, matmul, run_matmul},
     {OpKind::matmul_id, matmul_id, run_matmul_id},
     {OpKind::get_rows, get_rows, run_get_rows},

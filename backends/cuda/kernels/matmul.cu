@@ -2,8 +2,9 @@
 // the row's elements decoded and multiplied by f32 activations, lanes striding the row,
 // then a shuffle sum), matmul_id (the same per (slot, token) with the expert from ids) and
 // get_rows (one thread per output element). Activations stay f32: the conformance bounds
-// allow a device "with its own or no activation quantization" (tolerance.cpp). Fast paths
-// (dp4a on q8 activations, tensor-core GEMM for prefill) are planned (issue 20).
+// allow a device "with its own or no activation quantization" (tolerance.cpp). The legacy
+// types and K-quants take the q8 path first (matmul_q8.cu); tensor-core GEMM for prefill is
+// planned (issue 20).
 #include <cuda_runtime.h>
 
 #include "kernels/common.cuh"
