@@ -1,8 +1,8 @@
 // matmul, matmul_id and get_rows over every weight type the CPU computes. Row lengths are
 // whole blocks (the type requires it) but not multiples of 64 where the block allows:
 // 73 for plain types, 96 (three blocks) for 32-blocks, 512 (two blocks) for 256-blocks.
-// Output rows are odd, and token counts cover 1 (matrix-vector kernels), a few, and 33
-// (past the usual tile of batched kernels).
+// Output rows are odd, and token counts cover 1 (matrix-vector kernels), a few, and 33 or
+// 40 (past the usual tile and the batch threshold of batched kernels).
 #include <cmath>
 
 #include "conformance/case_builder.hpp"
@@ -70,6 +70,7 @@ void add_matmul_cases(std::vector<Case>& out) {
   for (const StorageType t : case_types(OpKind::matmul_id)) {
     matmul_id(out, t, 1, 1);  // one token, the input shared by the experts
     matmul_id(out, t, 2, 6);  // one input row per chosen expert (the down projection)
+    matmul_id(out, t, 2, 40);  // a prefill batch: experts share many tokens (batched kernels sort by expert)
   }
   for (const StorageType t : case_types(OpKind::get_rows)) {
     get_rows(out, t, {7}, {1});

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 
@@ -13,19 +14,29 @@
 
 namespace sy::cuda {
 
+// FP8 codes to f32, exactly (every E4M3 and E5M2 value is an f16). sm_89+ converts in
+// hardware (cvt.f16x2.e4m3x2 / e5m2x2); older GPUs decode the bits as the SDK does.
 __device__ inline float fp8_e4m3(uint8_t c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(c, __NV_E4M3)));
+#else
   const int exp = (c >> 3) & 0xf, man = c & 7;
   const float sign = (c & 0x80) ? -1.0f : 1.0f;
   if (exp == 0xf && man == 7) return __int_as_float(0x7fc00000);
   if (exp == 0) return sign * static_cast<float>(man) * 0x1p-9f;
   return sign * (1.0f + static_cast<float>(man) / 8.0f) * ldexpf(1.0f, exp - 7);
+#endif
 }
 __device__ inline float fp8_e5m2(uint8_t c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(c, __NV_E5M2)));
+#else
   const int exp = (c >> 2) & 0x1f, man = c & 3;
   const float sign = (c & 0x80) ? -1.0f : 1.0f;
   if (exp == 0x1f) return man ? __int_as_float(0x7fc00000) : sign * __int_as_float(0x7f800000);
   if (exp == 0) return sign * static_cast<float>(man) * 0x1p-16f;
   return sign * (1.0f + static_cast<float>(man) / 4.0f) * ldexpf(1.0f, exp - 15);
+#endif
 }
 
 /// Element i of a row of `type` starting at `row`.

@@ -56,6 +56,13 @@ size_t q8_scratch_bytes(const NodeRecord& host);
 int launch_matmul_q8(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_matmul_id_q8(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 
+/// The batched path (matmul_mma.cu): weights dequantized to f16 in shared memory, f16
+/// activations, tensor cores; matmul_id sorts its pairs by expert into the record's scratch.
+bool mma_weight_type(uint32_t type);
+size_t mma_id_scratch_bytes(const NodeRecord& host);
+int launch_matmul_mma(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+int launch_matmul_id_mma(const NodeRecord* rec, const NodeRecord& host, Stream stream);
+
 /// The KV cache (cache.cu).
 int launch_set_rows(const NodeRecord* rec, const NodeRecord& host, Stream stream);
 int launch_attention(const NodeRecord* rec, const NodeRecord& host, Stream stream);

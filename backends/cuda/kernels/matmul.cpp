@@ -1,5 +1,6 @@
-// matmul, matmul_id and get_rows for every weight type dequant.cuh decodes: the q8 path for
-// the legacy 32-element types and the K-quants (matmul_q8.cu: activations quantized as the
+// matmul, matmul_id and get_rows for every weight type dequant.cuh decodes: batches of 32+
+// columns on the tensor cores (matmul_mma.cu: weights dequantized to f16), then the q8 path
+// for the legacy 32-element types and the K-quants (matmul_q8.cu: activations quantized as the
 // CPU does, integer dot products), then the portable path for every type (matmul.cu: one
 // warp per output with f32 activations). The weight types listed here are the backend's
 // native types, as its manifest states them.
@@ -91,6 +92,28 @@ Support get_rows(const GraphNode& n, std::span<const GraphTensor> t, const Featu
   return y.ne[0] == table.ne[0] && y.rows() == ids.elements() ? Support::yes : Support::no;
 }
 
+// Batches from this many activation columns (matmul) or tokens (matmul_id) take the tensor
+// cores: below it a 64-column tile would be mostly padding, and the q8 path reads the weights
+// once per column anyway (decode is bound by reading the weights).
+constexpr int64_t kMmaMinColumns = 32;
+
+Support matmul_mma(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
+  if (n.src[1] < 0 || !mma_weight_type(static_cast<uint32_t>(src_of(n, t, 0).type))) return Support::no;
+  if (src_of(n, t, 1).rows() < kMmaMinColumns) return Support::no;
+  return matmul(n, t, f);
+}
+Support matmul_id_mma(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
+  if (n.src[2] < 0 || !mma_weight_type(static_cast<uint32_t>(src_of(n, t, 0).type))) return Support::no;
+  if (src_of(n, t, 2).ne[1] < kMmaMinColumns) return Support::no;
+  return matmul_id(n, t, f);
+}
+int run_matmul_mma(const GraphNode&, const NodeRecord* rec, const NodeRecord& host, Stream s) {
+  return launch_matmul_mma(rec, host, s);
+}
+int run_matmul_id_mma(const GraphNode&, const NodeRecord* rec, const NodeRecord& host, Stream s) {
+  return launch_matmul_id_mma(rec, host, s);
+}
+
 Support matmul_q8(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
   return n.src[0] >= 0 && q8_weight_type(static_cast<uint32_t>(src_of(n, t, 0).type)) ? matmul(n, t, f) : Support::no;
 }
@@ -113,7 +136,10 @@ int run_get_rows(const GraphNode&, const NodeRecord* rec, const NodeRecord& host
 }
 
 constexpr std::string_view kQ8Path = "matmul: q8 activations, dp4a";
+constexpr std::string_view kMmaPath = "matmul: f16 tensor cores for batches of 32+ columns";
 constexpr KernelDef kDefs[] = {
+    {OpKind::matmul, matmul_mma, run_matmul_mma, kMmaPath},
+    {OpKind::matmul_id, matmul_id_mma, run_matmul_id_mma, kMmaPath, mma_id_scratch_bytes},
     {OpKind::matmul, matmul_q8, run_matmul_q8, kQ8Path, q8_scratch_bytes},
     {OpKind::matmul_id, matmul_id_q8, run_matmul_id_q8, kQ8Path, q8_scratch_bytes},
     {OpKind::matmul, matmul, run_matmul},
