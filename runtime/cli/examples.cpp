@@ -85,6 +85,13 @@ const std::vector<Example>& examples() {
       {"bench", "switchyard bench -m model.gguf -p 512 -n 64 -t 2 -r 3 --compare llama-bench/llama-bench",
        "Alternate with llama.cpp's llama-bench on the same file; both rows and the ratios of the medians."},
 
+      {"perplexity", "switchyard perplexity -m model.gguf -f wiki.test.raw",
+       "Perplexity over chunks of 512 tokens, the second half of each scored, as llama-perplexity."},
+      {"perplexity", "switchyard perplexity -m model-f16.gguf -f text.txt --save-logits base.bin",
+       "Keep the run's distributions as the reference for a comparison."},
+      {"perplexity", "switchyard perplexity -m model-q4_k_m.gguf --kl-divergence base.bin",
+       "KL divergence, top-1 agreement and perplexity ratio against the reference (llama.cpp's files work too)."},
+
       {"help", "switchyard help", "List the commands."},
       {"help", "switchyard help run", "One command's options and examples (the same as switchyard run --help)."},
 

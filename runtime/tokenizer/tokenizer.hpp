@@ -53,6 +53,8 @@ class Tokenizer {
   [[nodiscard]] Kind kind() const { return kind_; }
   [[nodiscard]] int32_t n_vocab() const { return static_cast<int32_t>(tokens_.size()); }
   [[nodiscard]] int32_t bos() const { return bos_; }
+  /// Whether encode(..., add_special) starts the text with BOS.
+  [[nodiscard]] bool adds_bos() const { return add_bos_ && bos_ >= 0; }
   [[nodiscard]] int32_t eos() const { return eos_; }
   /// True for tokens that end generation (EOS, EOT and similar control tokens).
   [[nodiscard]] bool is_end_of_generation(int32_t id) const;
