@@ -1,5 +1,8 @@
 #include "writer.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -169,9 +172,24 @@ Status Writer::write(const std::filesystem::path& path) const {
     return error::io_error("writing " + tmp.string() + " failed (disk full?)");
   }
   f.close();
+  // Synced before the rename, and the folder after it: after a crash the final name holds
+  // either the old file or the whole new one.
+  if (const int fd = ::open(tmp.c_str(), O_RDONLY); fd >= 0) {
+    const bool synced = ::fsync(fd) == 0;
+    ::close(fd);
+    if (!synced) {
+      std::filesystem::remove(tmp);
+      return error::io_error("writing " + tmp.string() + " failed: it could not be synced to disk");
+    }
+  }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) return error::io_error("cannot move " + tmp.string() + " to " + path.string() + ": " + ec.message());
+  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  if (const int dfd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
   return Status::ok();
 }
 

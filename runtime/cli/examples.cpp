@@ -92,6 +92,11 @@ const std::vector<Example>& examples() {
       {"perplexity", "switchyard perplexity -m model-q4_k_m.gguf --kl-divergence base.bin",
        "KL divergence, top-1 agreement and perplexity ratio against the reference (llama.cpp's files work too)."},
 
+      {"quantize", "switchyard quantize model-f16.gguf model-q4_k_m.gguf Q4_K_M",
+       "llama.cpp's Q4_K_M recipe: Q6_K where it pays (output, some attn_v and ffn_down), Q4_K elsewhere."},
+      {"quantize", "switchyard quantize --pure model-f16.gguf out.gguf Q8_0 8",
+       "Every matrix in Q8_0, on 8 threads."},
+
       {"help", "switchyard help", "List the commands."},
       {"help", "switchyard help run", "One command's options and examples (the same as switchyard run --help)."},
 

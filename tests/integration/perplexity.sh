@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `switchyard perplexity` as a user drives it: a text's perplexity, a saved reference and a
-# KL-divergence comparison against it, and clear refusals. When llama.cpp's llama-perplexity
-# is present (built by ../shared/tools/peer-llama-cpp), the figures are checked against it:
-# perplexity within 0.5%, mean KL divergence within 5%, each tool reading the other's file.
+# KL-divergence comparison against it, and clear refusals. With SWITCHYARD_PEER_CHECK=1 and
+# llama.cpp's llama-perplexity built (by ../shared/tools/peer-llama-cpp), the figures are
+# checked against it: perplexity within 0.5%, mean KL divergence within 5%, each tool
+# reading the other's file.
 #   perplexity.sh SWITCHYARD SOURCE_DIR SHARED_DIR
 set -uo pipefail
 exe="$1"
@@ -67,8 +68,17 @@ if [ "$leftover" = 0 ]; then echo "ok   [no temporary files left behind]"; else 
 
 # The peer, when it was built on this machine.
 peer="${SWITCHYARD_PEER_BIN:-$HOME/.cache/switchyard-peers/llama.cpp/build/bin}/llama-perplexity"
-if [ -x "$peer" ]; then
-  peer_run() { LD_LIBRARY_PATH="$(dirname "$peer")" "$peer" -t 2 "$@" 2>&1; }
+if [ "${SWITCHYARD_PEER_CHECK:-}" = 1 ] && [ -x "$peer" ]; then
+  # llama.cpp logs its results from a logging thread, and under load a run can exit before
+  # the last lines are out: a run without its final figures is repeated (three tries).
+  peer_run() {
+    local out i
+    for i in 1 2 3; do
+      out="$(LD_LIBRARY_PATH="$(dirname "$peer")" "$peer" -t 2 "$@" 2>&1)"
+      grep -Eq 'Final estimate|Same top p' <<< "$out" && break
+    done
+    printf '%s\n' "$out"
+  }
   ours_ppl=$("$exe" perplexity -m "$stories" -f "$text" -c 128 --json 2>/dev/null | sed -E 's/.*"ppl":([0-9.e+-]+).*/\1/')
   peer_ppl=$(peer_run -m "$stories" -f "$text" -c 128 | sed -nE 's/.*Final estimate: PPL = ([0-9.]+).*/\1/p')
   peer_run -m "$f16" -f "$text" -c 128 --kl-divergence-base "$tmp/peer.bin" > /dev/null
@@ -86,7 +96,7 @@ if [ -x "$peer" ]; then
     echo "FAIL [against llama-perplexity]"; tail -5 "$tmp/peer-kld.log"; failures=$((failures + 1))
   fi
 else
-  echo "note: llama-perplexity not built here (../shared/tools/peer-llama-cpp builds it); the peer comparison did not run"
+  echo "note: the peer comparison with llama.cpp runs with SWITCHYARD_PEER_CHECK=1 where ../shared/tools/peer-llama-cpp built it (its log lines can be lost under load, so ctest does not depend on it)"
 fi
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }

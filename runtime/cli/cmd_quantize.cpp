@@ -1,0 +1,146 @@
+// switchyard quantize: llama-quantize's command line (INPUT [OUTPUT] TYPE [THREADS], --pure,
+// --allow-requantize, --leave-output-tensor, --output-tensor-type, --token-embedding-type,
+// --tensor-type) on our quantizers. Progress is a bar on a terminal and a line per tensor
+// otherwise. docs/quality.md has the details.
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "quantize/quantize.hpp"
+#include "util/bytes.hpp"
+#include "util/parse_number.hpp"
+#include "util/read_file.hpp"
+
+namespace sy::cli {
+// A named namespace: unity builds put this file beside others with their own helpers.
+namespace quantize_cmd {
+
+struct QuantizeArgs {
+  std::vector<std::string> positional;  // INPUT [OUTPUT] TYPE [THREADS]
+  bool pure = false, allow_requantize = false, leave_output = false;
+  std::string output_type, token_embd_type;
+  std::vector<std::string> tensor_types;
+  int threads = 0;
+};
+
+int fail(const std::string& msg) {
+  std::cerr << "switchyard quantize: " << msg << "\n";
+  return 1;
+}
+
+Result<StorageType> plain_type(const std::string& flag, const std::string& name) {
+  auto r = quant_tool::parse_recipe(name);
+  if (!r || r->mix != quant_tool::Mix::none)
+    return error::invalid_argument(flag + " " + name + ": give a storage type (" + quant_tool::recipe_names() +
+                                   ", without the _S/_M/_L recipes)");
+  return r->base;
+}
+
+std::string mib(uint64_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+  return buf;
+}
+
+int run_quantize(const QuantizeArgs& a) {
+  const auto& p = a.positional;
+  if (p.size() < 2 || p.size() > 4)
+    return fail("usage: switchyard quantize [options] INPUT.gguf [OUTPUT.gguf] TYPE [THREADS]");
+  // TYPE is the last positional that parses as a recipe, counting a trailing thread count.
+  size_t type_at = p.size() - 1;
+  int threads = a.threads;
+  if (p.size() >= 3 && util::parse_integer<int>(p.back(), 1, 4096).ok() && quant_tool::parse_recipe(p[p.size() - 2])) {
+    threads = util::parse_integer<int>(p.back(), 1, 4096).value;
+    type_at = p.size() - 2;
+  }
+  auto recipe = quant_tool::parse_recipe(p[type_at]);
+  if (!recipe) return fail(recipe.status().message());
+  if (type_at > 2) return fail("too many arguments before TYPE: give INPUT and at most one OUTPUT");
+  const std::filesystem::path input = p[0];
+  std::filesystem::path output = type_at == 2 ? std::filesystem::path(p[1])
+                                              : input.parent_path() / ("ggml-model-" + recipe->name + ".gguf");
+  if (auto st = util::check_input_file(input, "INPUT"); !st) return fail(st.message());
+  if (auto st = util::check_output_path(output, "OUTPUT"); !st) return fail(st.message());
+
+  quant_tool::QuantizeOptions o;
+  o.recipe = *recipe;
+  o.allow_requantize = a.allow_requantize;
+  o.threads = threads;
+  o.types.pure = a.pure;
+  o.types.leave_output = a.leave_output;
+  if (!a.output_type.empty()) {
+    auto t = plain_type("--output-tensor-type", a.output_type);
+    if (!t) return fail(t.status().message());
+    o.types.output_type = *t;
+  }
+  if (!a.token_embd_type.empty()) {
+    auto t = plain_type("--token-embedding-type", a.token_embd_type);
+    if (!t) return fail(t.status().message());
+    o.types.token_embd_type = *t;
+  }
+  for (const auto& spec : a.tensor_types) {
+    const auto eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      return fail("--tensor-type " + spec + ": give PATTERN=TYPE, e.g. attn_v=q8_0");
+    auto t = plain_type("--tensor-type", spec.substr(eq + 1));
+    if (!t) return fail(t.status().message());
+    o.types.overrides.emplace_back(spec.substr(0, eq), *t);
+  }
+
+  // Test hook: stop the process (SIGSTOP) after this many tensors, so a test can kill it
+  // midway at a known point and check that no half file appears under the final name.
+  const char* stop_env = std::getenv("SWITCHYARD_TEST_STOP_AFTER_TENSORS");
+  const int64_t stop_after = stop_env ? util::parse_integer<int64_t>(stop_env, 1, 1 << 30).value : 0;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::cerr << "quantize: " << input.string() << " -> " << output.string() << " as " << recipe->name
+            << (a.pure ? " (--pure)" : "") << "\n";
+  auto progress = [&](const quant_tool::TensorReport& r) {
+    if (tty) {
+      const int width = 30, done = static_cast<int>(width * (r.index + 1) / r.count);
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40.40s", std::string(static_cast<size_t>(done), '#').c_str(),
+                   std::string(static_cast<size_t>(width - done), '.').c_str(), r.index + 1, r.count, r.name.c_str());
+      if (r.index + 1 == r.count) std::fprintf(stderr, "\n");
+    } else {
+      std::fprintf(stderr, "[%4zu/%4zu] %-40s %7s -> %-7s %10s -> %s\n", r.index + 1, r.count, r.name.c_str(),
+                   std::string(storage_type_name(r.from)).c_str(), std::string(storage_type_name(r.to)).c_str(),
+                   mib(r.bytes_in).c_str(), mib(r.bytes_out).c_str());
+    }
+    if (stop_after > 0 && static_cast<int64_t>(r.index + 1) == stop_after) std::raise(SIGSTOP);
+  };
+  auto sum = quant_tool::quantize_model(input, output, o, progress);
+  if (!sum) return fail(sum.status().message());
+  for (const auto& f : sum->fallbacks) std::cerr << "quantize: note: " << f << "\n";
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cerr << "quantize: " << sum->quantized << " of " << sum->tensors << " tensors converted, " << mib(sum->bytes_in)
+            << " -> " << mib(sum->bytes_out) << " in " << s << " s; wrote " << output.string() << "\n";
+  return 0;
+}
+
+}  // namespace quantize_cmd
+
+void add_quantize_command(CLI::App& app, Dispatch& d) {
+  using namespace quantize_cmd;
+  auto a = std::make_shared<QuantizeArgs>();
+  auto* cmd = app.add_subcommand("quantize", "Quantize a GGUF model, llama-quantize style: INPUT [OUTPUT] TYPE [THREADS]");
+  cmd->add_option("args", a->positional, "INPUT.gguf [OUTPUT.gguf] TYPE [THREADS]; TYPE: " + quant_tool::recipe_names())
+      ->required();
+  cmd->add_flag("--pure", a->pure, "Every quantizable tensor in TYPE: no per-tensor rules of the _S/_M/_L recipes");
+  cmd->add_flag("--allow-requantize", a->allow_requantize, "Accept tensors that are already quantized as the source");
+  cmd->add_flag("--leave-output-tensor", a->leave_output, "Keep output.weight in its source type");
+  cmd->add_option("--output-tensor-type", a->output_type, "The type of output.weight");
+  cmd->add_option("--token-embedding-type", a->token_embd_type, "The type of token_embd.weight");
+  // One value per occurrence: the positional arguments after it are not patterns.
+  cmd->add_option("--tensor-type", a->tensor_types, "PATTERN=TYPE: tensors whose name matches the regex get TYPE (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("-t,--threads", a->threads, "Threads (default: every hardware thread)");
+  cmd->callback([&d, a] { d.run = [a] { return run_quantize(*a); }; });
+}
+
+}  // namespace sy::cli
