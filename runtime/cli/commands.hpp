@@ -28,5 +28,6 @@ void add_bench_command(CLI::App& app, Dispatch& d);
 void add_serve_command(CLI::App& app, Dispatch& d);
 void add_perplexity_command(CLI::App& app, Dispatch& d);
 void add_quantize_command(CLI::App& app, Dispatch& d);
+void add_verify_command(CLI::App& app, Dispatch& d);
 
 }  // namespace sy::cli

@@ -97,6 +97,9 @@ const std::vector<Example>& examples() {
       {"quantize", "switchyard quantize --pure model-f16.gguf out.gguf Q8_0 8",
        "Every matrix in Q8_0, on 8 threads."},
 
+      {"verify", "switchyard verify model-00001-of-00003.gguf --sha256 SHA256SUMS",
+       "Every shard present and whole, every tensor inside its file, each digest as published."},
+
       {"help", "switchyard help", "List the commands."},
       {"help", "switchyard help run", "One command's options and examples (the same as switchyard run --help)."},
 
