@@ -18,3 +18,11 @@ check() {
   fi
   echo "ok   [$name]"
 }
+
+# Ends the script unless the shared data folder $1 has $2: skipped (exit 77) with a message,
+# or a failure under CI=true, where the data must be there.
+require_shared() {
+  [ -d "$1/$2" ] && return 0
+  if [ "${CI:-}" = true ]; then echo "FAIL: the shared data folder $1 is missing (CI=true)"; exit 1; fi
+  echo "SKIPPED: the shared data folder $1 is missing"; exit 77
+}

@@ -13,10 +13,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
-if [ ! -d "$shared/models" ]; then
-  if [ "${CI:-}" = true ]; then echo "FAIL: the shared data folder $shared is missing (CI=true)"; exit 1; fi
-  echo "SKIPPED: the shared data folder $shared is missing"; exit 77
-fi
+require_shared "$shared" models
 text="$src/tests/data/quality/story.txt"
 stories="$shared/models/stories260K.gguf"
 f16="$shared/fixtures/llama-e256-f16.gguf"

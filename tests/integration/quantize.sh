@@ -13,10 +13,7 @@ pid=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
-if [ ! -d "$shared/fixtures" ]; then
-  if [ "${CI:-}" = true ]; then echo "FAIL: the shared data folder $shared is missing (CI=true)"; exit 1; fi
-  echo "SKIPPED: the shared data folder $shared is missing"; exit 77
-fi
+require_shared "$shared" fixtures
 f16="$shared/fixtures/llama-e256-f16.gguf"
 q8="$shared/fixtures/llama-e256-q8_0.gguf"
 

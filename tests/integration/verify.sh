@@ -11,10 +11,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
-if [ ! -d "$shared/fixtures" ]; then
-  if [ "${CI:-}" = true ]; then echo "FAIL: the shared data folder $shared is missing (CI=true)"; exit 1; fi
-  echo "SKIPPED: the shared data folder $shared is missing"; exit 77
-fi
+require_shared "$shared" fixtures
 cp "$shared/fixtures/llama-e256-q8_0.gguf" "$tmp/m.gguf"
 (cd "$tmp" && sha256sum m.gguf > SHA256SUMS)
 
