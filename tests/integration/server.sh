@@ -126,5 +126,5 @@ if start think -P "$tmp/think.yaml"; then
 fi
 
 check "a port in use is refused, naming it" 1 "cannot listen on 127.0.0.1:[0-9]+: .*--port" -- \
-  bash -c "python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' > '$tmp/port' & sleep 1; '$exe' serve -m '$m' --port \$(cat '$tmp/port')"
+  bash -c "python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' > '$tmp/port' & for i in \$(seq 1 100); do [ -s '$tmp/port' ] && break; sleep 0.1; done; '$exe' serve -m '$m' --port \$(cat '$tmp/port')"
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

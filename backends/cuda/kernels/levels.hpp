@@ -185,12 +185,15 @@ SY_HD inline int q8_0_level(float v, float id) {
 }
 
 /// The SDK's q8_K level of v for iscale = -127 / (the first element of largest magnitude):
-/// to nearest even, at most 127.
+/// to nearest even, at most 127. A block so small that iscale overflows has scale 1/iscale = 0;
+/// its levels are 0 (the CPU's int8 of lrintf(inf) on x86), so they add nothing to the sums.
 SY_HD inline int q8_k_level(float v, float iscale) {
+  const float t = iscale * v;
+  if (!(t - t == 0.0f)) return 0;  // inf or NaN
 #ifdef __CUDA_ARCH__
-  const int q = __float2int_rn(iscale * v);
+  const int q = __float2int_rn(t);
 #else
-  const int q = static_cast<int>(lrintf(iscale * v));
+  const int q = static_cast<int>(lrintf(t));
 #endif
   return q < 127 ? q : 127;
 }

@@ -97,14 +97,22 @@ Support get_rows(const GraphNode& n, std::span<const GraphTensor> t, const Featu
 // once per column anyway (decode is bound by reading the weights).
 constexpr int64_t kMmaMinColumns = 32;
 
+// The grid's y dimension counts 64-column tiles: at most 65,535 of them.
+constexpr int64_t kMaxTiles = 65535;
+
 Support matmul_mma(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
-  if (n.src[1] < 0 || !mma_weight_type(static_cast<uint32_t>(src_of(n, t, 0).type))) return Support::no;
-  if (src_of(n, t, 1).rows() < kMmaMinColumns) return Support::no;
+  if (n.src[0] < 0 || n.src[1] < 0 || !mma_weight_type(static_cast<uint32_t>(src_of(n, t, 0).type))) return Support::no;
+  const int64_t cols = src_of(n, t, 1).rows();
+  if (cols < kMmaMinColumns || (cols + 63) / 64 > kMaxTiles) return Support::no;
   return matmul(n, t, f);
 }
+// Experts need a few tokens each on average, or most 64-pair tiles would hold a pair or two
+// and dequantize a whole expert for it.
 Support matmul_id_mma(const GraphNode& n, std::span<const GraphTensor> t, const Features& f) {
-  if (n.src[2] < 0 || !mma_weight_type(static_cast<uint32_t>(src_of(n, t, 0).type))) return Support::no;
-  if (src_of(n, t, 2).ne[1] < kMmaMinColumns) return Support::no;
+  if (n.src[0] < 0 || n.src[2] < 0 || !mma_weight_type(static_cast<uint32_t>(src_of(n, t, 0).type))) return Support::no;
+  const GraphTensor& ids = src_of(n, t, 2);
+  const int64_t experts = src_of(n, t, 0).ne[2], pairs = ids.ne[0] * ids.ne[1];
+  if (ids.ne[1] < kMmaMinColumns || pairs < 4 * experts || (pairs + 63) / 64 + experts > kMaxTiles) return Support::no;
   return matmul_id(n, t, f);
 }
 int run_matmul_mma(const GraphNode&, const NodeRecord* rec, const NodeRecord& host, Stream s) {
