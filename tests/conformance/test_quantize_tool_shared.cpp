@@ -7,6 +7,8 @@
 //    only, so the source's type does not change the choice).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -25,7 +27,7 @@ namespace qt = sy::quant_tool;
 
 struct TempDir {
   fs::path path;
-  TempDir() : path(fs::temp_directory_path() / "sy-quantize-tool") {
+  TempDir() : path(fs::temp_directory_path() / ("sy-quantize-tool-" + std::to_string(::getpid()))) {
     fs::remove_all(path);
     fs::create_directories(path);
   }

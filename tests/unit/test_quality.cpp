@@ -4,6 +4,8 @@
 // its refusals, and outputs that are never left half written.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -21,10 +23,12 @@ namespace quality_test {
 
 namespace q = sy::quality;
 
-// A fresh empty folder under the system's temporary directory, removed at the end.
+// A fresh empty folder under the system's temporary directory (named per process: two suites
+// may run at once on one machine), removed at the end.
 struct TempDir {
   std::filesystem::path path;
-  explicit TempDir(const std::string& name) : path(std::filesystem::temp_directory_path() / name) {
+  explicit TempDir(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }

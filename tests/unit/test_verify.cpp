@@ -4,6 +4,8 @@
 // files beside the model, and a split set with a shard missing.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -25,7 +27,7 @@ std::string sha_of(const std::string& s) {
 
 struct VerifyDir {
   fs::path path;
-  explicit VerifyDir(const std::string& name) : path(fs::temp_directory_path() / name) {
+  explicit VerifyDir(const std::string& name) : path(fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
     fs::remove_all(path);
     fs::create_directories(path);
   }
