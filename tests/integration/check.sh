@@ -26,3 +26,22 @@ require_shared() {
   if [ "${CI:-}" = true ]; then echo "FAIL: the shared data folder $1 is missing (CI=true)"; exit 1; fi
   echo "SKIPPED: the shared data folder $1 is missing"; exit 77
 }
+
+# llama.cpp's llama-perplexity ($SWITCHYARD_PEER_BIN or the peer-llama-cpp build), for the
+# opt-in peer checks (SWITCHYARD_PEER_CHECK=1); empty when not asked for or not built.
+peer_perplexity() {
+  local p="${SWITCHYARD_PEER_BIN:-$HOME/.cache/switchyard-peers/llama.cpp/build/bin}/llama-perplexity"
+  [ "${SWITCHYARD_PEER_CHECK:-}" = 1 ] && [ -x "$p" ] && echo "$p"
+}
+# Runs it with ARGS, printing its output. llama.cpp logs its results from a logging thread,
+# and under load a run can exit before the last lines are out: a run without its final
+# figures is repeated (three tries).
+peer_run() {
+  local p out i
+  p="$(peer_perplexity)"
+  for i in 1 2 3; do
+    out="$(LD_LIBRARY_PATH="$(dirname "$p")" "$p" -t 2 "$@" 2>&1)"
+    grep -Eq 'Final estimate|Same top p' <<< "$out" && break
+  done
+  printf '%s\n' "$out"
+}

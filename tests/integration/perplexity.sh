@@ -64,18 +64,7 @@ leftover=$(find "$tmp" -name '*.partial' | wc -l)
 if [ "$leftover" = 0 ]; then echo "ok   [no temporary files left behind]"; else echo "FAIL [$leftover temporary files left]"; failures=$((failures + 1)); fi
 
 # The peer, when it was built on this machine.
-peer="${SWITCHYARD_PEER_BIN:-$HOME/.cache/switchyard-peers/llama.cpp/build/bin}/llama-perplexity"
-if [ "${SWITCHYARD_PEER_CHECK:-}" = 1 ] && [ -x "$peer" ]; then
-  # llama.cpp logs its results from a logging thread, and under load a run can exit before
-  # the last lines are out: a run without its final figures is repeated (three tries).
-  peer_run() {
-    local out i
-    for i in 1 2 3; do
-      out="$(LD_LIBRARY_PATH="$(dirname "$peer")" "$peer" -t 2 "$@" 2>&1)"
-      grep -Eq 'Final estimate|Same top p' <<< "$out" && break
-    done
-    printf '%s\n' "$out"
-  }
+if [ -n "$(peer_perplexity)" ]; then
   ours_ppl=$("$exe" perplexity -m "$stories" -f "$text" -c 128 --json 2>/dev/null | sed -E 's/.*"ppl":([0-9.e+-]+).*/\1/')
   peer_ppl=$(peer_run -m "$stories" -f "$text" -c 128 | sed -nE 's/.*Final estimate: PPL = ([0-9.]+).*/\1/p')
   peer_run -m "$f16" -f "$text" -c 128 --kl-divergence-base "$tmp/peer.bin" > /dev/null

@@ -60,20 +60,9 @@ else
   cat "$tmp/kill.log"; failures=$((failures + 1))
 fi
 
-peer="${SWITCHYARD_PEER_BIN:-$HOME/.cache/switchyard-peers/llama.cpp/build/bin}/llama-perplexity"
-if [ "${SWITCHYARD_PEER_CHECK:-}" = 1 ] && [ -x "$peer" ]; then
-  # llama.cpp logs from a logging thread; under load a run can exit before its last line is
-  # out, so a run without it is repeated (three tries).
-  peer_ppl() {
-    local out i
-    for i in 1 2 3; do
-      out="$(LD_LIBRARY_PATH="$(dirname "$peer")" "$peer" -t 2 "$@" 2>&1)"
-      grep -q 'Final estimate' <<< "$out" && break
-    done
-    printf '%s\n' "$out"
-  }
+if [ -n "$(peer_perplexity)" ]; then
   check "llama.cpp reads our Q4_K_M file" 0 'Final estimate: PPL = [0-9]' -- \
-    peer_ppl -m "$tmp/q4km.gguf" -f "$src/tests/data/quality/story.txt" -c 128 --chunks 2
+    peer_run -m "$tmp/q4km.gguf" -f "$src/tests/data/quality/story.txt" -c 128 --chunks 2
 else
   echo "note: the interoperability check with llama.cpp runs with SWITCHYARD_PEER_CHECK=1 where ../shared/tools/peer-llama-cpp built it (its log lines can be lost under load, so ctest does not depend on it)"
 fi
