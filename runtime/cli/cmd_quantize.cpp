@@ -2,16 +2,12 @@
 // --allow-requantize, --leave-output-tensor, --output-tensor-type, --token-embedding-type,
 // --tensor-type) on our quantizers. Progress is a bar on a terminal and a line per tensor
 // otherwise. docs/quality.md has the details.
-#include <unistd.h>
-
 #include <chrono>
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/tensor_progress.hpp"
 #include "quantize/quantize.hpp"
 #include "util/bytes.hpp"
 #include "util/parse_number.hpp"
@@ -42,16 +38,17 @@ Result<StorageType> plain_type(const std::string& flag, const std::string& name)
   return r->base;
 }
 
-std::string mib(uint64_t b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
-  return buf;
+// Beside a GGUF input, as llama-quantize does; inside a model folder, as llama.cpp's converter does.
+std::filesystem::path default_output(const std::filesystem::path& input, const std::string& type) {
+  std::error_code ec;
+  const auto dir = std::filesystem::is_directory(input, ec) ? input : input.parent_path();
+  return dir / ("ggml-model-" + type + ".gguf");
 }
 
 int run_quantize(const QuantizeArgs& a) {
   const auto& p = a.positional;
   if (p.size() < 2 || p.size() > 4)
-    return fail("usage: switchyard quantize [options] INPUT.gguf [OUTPUT.gguf] TYPE [THREADS]");
+    return fail("usage: switchyard quantize [options] INPUT [OUTPUT.gguf] TYPE [THREADS] (INPUT: a .gguf file or a model folder)");
   // TYPE is the last positional that parses as a recipe, counting a trailing thread count.
   size_t type_at = p.size() - 1;
   int threads = a.threads;
@@ -64,8 +61,10 @@ int run_quantize(const QuantizeArgs& a) {
   if (type_at > 2) return fail("too many arguments before TYPE: give INPUT and at most one OUTPUT");
   const std::filesystem::path input = p[0];
   std::filesystem::path output = type_at == 2 ? std::filesystem::path(p[1])
-                                              : input.parent_path() / ("ggml-model-" + recipe->name + ".gguf");
-  if (auto st = util::check_input_file(input, "INPUT"); !st) return fail(st.message());
+                                              : default_output(input, recipe->name);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(input, ec))
+    if (auto st = util::check_input_file(input, "INPUT"); !st) return fail(st.message());
   if (auto st = util::check_output_path(output, "OUTPUT"); !st) return fail(st.message());
 
   quant_tool::QuantizeOptions o;
@@ -93,29 +92,12 @@ int run_quantize(const QuantizeArgs& a) {
     o.types.overrides.emplace_back(spec.substr(0, eq), *t);
   }
 
-  // Test hook: stop the process (SIGSTOP) after this many tensors, so a test can kill it
-  // midway at a known point and check that no half file appears under the final name.
-  const char* stop_env = std::getenv("SWITCHYARD_TEST_STOP_AFTER_TENSORS");
-  const int64_t stop_after = stop_env ? util::parse_integer<int64_t>(stop_env, 1, 1 << 30).value : 0;
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();
   std::cerr << "quantize: " << input.string() << " -> " << output.string() << " as " << recipe->name
             << (a.pure ? " (--pure)" : "") << "\n";
-  auto progress = [&](const quant_tool::TensorReport& r) {
-    if (tty) {
-      const int width = 30, done = static_cast<int>(width * (r.index + 1) / r.count);
-      std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40.40s", std::string(static_cast<size_t>(done), '#').c_str(),
-                   std::string(static_cast<size_t>(width - done), '.').c_str(), r.index + 1, r.count, r.name.c_str());
-      if (r.index + 1 == r.count) std::fprintf(stderr, "\n");
-    } else {
-      std::fprintf(stderr, "[%4zu/%4zu] %-40s %7s -> %-7s %10s -> %s\n", r.index + 1, r.count, r.name.c_str(),
-                   std::string(storage_type_name(r.from)).c_str(), std::string(storage_type_name(r.to)).c_str(),
-                   mib(r.bytes_in).c_str(), mib(r.bytes_out).c_str());
-    }
-    if (stop_after > 0 && static_cast<int64_t>(r.index + 1) == stop_after) std::raise(SIGSTOP);
-  };
-  auto sum = quant_tool::quantize_model(input, output, o, progress);
+  auto sum = quant_tool::quantize_model(input, output, o, tensor_progress(stop_after_from_env()));
   if (!sum) return fail(sum.status().message());
+  for (const auto& n : sum->notes) std::cerr << "quantize: note: " << n << "\n";
   for (const auto& f : sum->fallbacks) std::cerr << "quantize: note: " << f << "\n";
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "quantize: " << sum->quantized << " of " << sum->tensors << " tensors converted, " << mib(sum->bytes_in)
@@ -128,8 +110,8 @@ int run_quantize(const QuantizeArgs& a) {
 void add_quantize_command(CLI::App& app, Dispatch& d) {
   using namespace quantize_cmd;
   auto a = std::make_shared<QuantizeArgs>();
-  auto* cmd = app.add_subcommand("quantize", "Quantize a GGUF model, llama-quantize style: INPUT [OUTPUT] TYPE [THREADS]");
-  cmd->add_option("args", a->positional, "INPUT.gguf [OUTPUT.gguf] TYPE [THREADS]; TYPE: " + quant_tool::recipe_names())
+  auto* cmd = app.add_subcommand("quantize", "Quantize a GGUF model or a Hugging Face folder, llama-quantize style: INPUT [OUTPUT] TYPE [THREADS]");
+  cmd->add_option("args", a->positional, "INPUT (.gguf or a model folder) [OUTPUT.gguf] TYPE [THREADS]; TYPE: " + quant_tool::recipe_names())
       ->required();
   cmd->add_flag("--pure", a->pure, "Every quantizable tensor in TYPE: no per-tensor rules of the _S/_M/_L recipes");
   cmd->add_flag("--allow-requantize", a->allow_requantize, "Accept tensors that are already quantized as the source");

@@ -29,5 +29,8 @@ void add_serve_command(CLI::App& app, Dispatch& d);
 void add_perplexity_command(CLI::App& app, Dispatch& d);
 void add_quantize_command(CLI::App& app, Dispatch& d);
 void add_verify_command(CLI::App& app, Dispatch& d);
+void add_convert_command(CLI::App& app, Dispatch& d);
+void add_gguf_command(CLI::App& app, Dispatch& d);
+void add_eval_command(CLI::App& app, Dispatch& d);
 
 }  // namespace sy::cli

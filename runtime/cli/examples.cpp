@@ -97,6 +97,18 @@ const std::vector<Example>& examples() {
       {"quantize", "switchyard quantize --pure model-f16.gguf out.gguf Q8_0 8",
        "Every matrix in Q8_0, on 8 threads."},
 
+      {"quantize", "switchyard quantize ./Qwen3-8B Q4_K_M",
+       "Straight from a Hugging Face folder: writes ./Qwen3-8B/ggml-model-Q4_K_M.gguf."},
+
+      {"convert", "switchyard convert ./Qwen3-8B",
+       "A Hugging Face folder to ./Qwen3-8B/ggml-model-auto.gguf, bf16 kept bf16, tokenizer and chat template included."},
+      {"convert", "switchyard convert ./Qwen3-8B-AWQ --outtype f16 --outfile qwen3-8b-f16.gguf",
+       "A quantized checkpoint dequantized to f16, for llama.cpp or for quantize."},
+
+      {"gguf", "switchyard gguf split --split-max-size 4G model.gguf model",
+       "Shards of at most 4 GiB of tensors: model-00001-of-0000N.gguf ..."},
+      {"gguf", "switchyard gguf merge model-00001-of-00003.gguf model.gguf", "The shards back into one file."},
+
       {"verify", "switchyard verify model-00001-of-00003.gguf --sha256 SHA256SUMS",
        "Every shard present and whole, every tensor inside its file, each digest as published."},
 

@@ -1,8 +1,8 @@
-// `switchyard quantize`: a GGUF model into another GGUF with the recipe's types
-// (tensor_types.hpp). Each tensor is read through the reference dequantizer of its type and
-// written by the SDK's quantizers (which never do worse than llama.cpp's reference recipe),
-// rows split over threads. The output is written under a temporary name in its folder and
-// renamed when complete, so an interrupted run leaves no half file under the final name.
+// `switchyard quantize`: a GGUF model, or a model folder a format plugin opens (a Hugging
+// Face checkpoint), into a GGUF with the recipe's types (tensor_types.hpp). Each tensor is
+// read through the reference dequantizer of its type and written by the SDK's quantizers
+// (which never do worse than llama.cpp's reference recipe); gguf_tools/rewrite.hpp writes
+// the file (threads, temporary name, rename).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gguf_tools/rewrite.hpp"
 #include "quantize/tensor_types.hpp"
 
 namespace sy::quant_tool {
@@ -22,23 +23,18 @@ struct QuantizeOptions {
   int threads = 0;                ///< 0: every hardware thread
 };
 
-/// One line per tensor as it is written.
-struct TensorReport {
-  size_t index = 0, count = 0;
-  std::string name;
-  StorageType from = StorageType::F32, to = StorageType::F32;
-  uint64_t bytes_in = 0, bytes_out = 0;
-};
+using TensorReport = gguf_tools::TensorReport;
 
 struct QuantizeSummary {
   uint64_t bytes_in = 0, bytes_out = 0;
   size_t tensors = 0, quantized = 0;
   std::vector<std::string> fallbacks;
+  std::vector<std::string> notes;  ///< about the input (a folder without tokenizer.json...)
 };
 
 /// Quantizes `input` into `output`; `progress` (optional) is called after each tensor.
 Result<QuantizeSummary> quantize_model(const std::filesystem::path& input, const std::filesystem::path& output,
                                        const QuantizeOptions& o,
-                                       const std::function<void(const TensorReport&)>& progress = {});
+                                       const gguf_tools::Progress& progress = {});
 
 }  // namespace sy::quant_tool

@@ -71,21 +71,8 @@ Result<MetaEntries> hf_vocab(const std::filesystem::path& tokenizer_json, int64_
     return error::invalid_argument(tokenizer_json.string() + " has " + std::to_string((*t)->n_vocab()) +
                                    " tokens but the model's vocabulary has " + std::to_string(n_vocab) +
                                    "; pick the matching topology or --vocab");
-  auto md = (*t)->gguf_metadata();
+  auto md = (*t)->gguf_metadata(n_vocab);
   if (!md) return Status(md.status().code(), tokenizer_json.string() + ": " + md.status().message());
-  // Rows past the tokenizer's last id exist in real checkpoints too (padding to a multiple
-  // of 128): they stay unnamed, as llama.cpp's converter writes them ([PAD<id>]).
-  auto array = [&](std::string_view key) -> MetaArray& {
-    for (auto& [k, v] : *md)
-      if (k == key) return std::get<MetaArray>(v);
-    throw std::logic_error("gguf_metadata() always writes " + std::string(key));
-  };
-  auto& toks = array("tokenizer.ggml.tokens");
-  auto& types = array("tokenizer.ggml.token_type");
-  for (int64_t i = (*t)->n_vocab(); i < n_vocab; ++i) {
-    toks.items.emplace_back("[PAD" + std::to_string(i) + "]");
-    types.items.emplace_back(int32_t{5});
-  }
   const auto cfg_path = tokenizer_json.parent_path() / "tokenizer_config.json";
   auto cfg_text = util::read_optional_file(cfg_path, "the tokenizer config");
   if (!cfg_text) return cfg_text.status();

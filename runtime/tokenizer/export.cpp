@@ -5,7 +5,7 @@
 
 namespace sy::tok {
 
-Result<std::vector<std::pair<std::string, MetaValue>>> Tokenizer::gguf_metadata() const {
+Result<std::vector<std::pair<std::string, MetaValue>>> Tokenizer::gguf_metadata(int64_t pad_to) const {
   const bool spm = kind_ == Kind::spm;
   if (!spm && pre_name_.empty())
     return error::unsupported("the tokenizer's pre-tokenizer regexes match no tokenizer.ggml.pre this build knows, "
@@ -15,6 +15,11 @@ Result<std::vector<std::pair<std::string, MetaValue>>> Tokenizer::gguf_metadata(
   for (size_t i = 0; i < tokens_.size(); ++i) {
     toks.items.emplace_back(tokens_[i]);
     types.items.emplace_back(types_[i]);
+  }
+  // Rows past the tokenizer's last id exist in real checkpoints (padding to a multiple of 128).
+  for (int64_t i = static_cast<int64_t>(tokens_.size()); i < pad_to; ++i) {
+    toks.items.emplace_back("[PAD" + std::to_string(i) + "]");
+    types.items.emplace_back(int32_t{5});
   }
   md.emplace_back("tokenizer.ggml.model", std::string(spm ? "llama" : "gpt2"));
   if (!spm) md.emplace_back("tokenizer.ggml.pre", pre_name_);

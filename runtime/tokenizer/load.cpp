@@ -24,6 +24,9 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const Metadata& md, std:
   auto t = std::unique_ptr<Tokenizer>(new Tokenizer());
   const auto model = md.get_string("tokenizer.ggml.model");
   if (!model) return error::not_found(src + " has no tokenizer (tokenizer.ggml.model is missing); pass --tokenizer tokenizer.json");
+  if (*model == "none" || *model == "no_vocab")
+    return error::not_found(src + " has no vocabulary (tokenizer.ggml.model is '" + *model +
+                            "'): it runs on token ids; pass --tokenizer tokenizer.json to give it text");
   if (*model == "llama") {
     t->kind_ = Kind::spm;
   } else if (*model == "gpt2") {

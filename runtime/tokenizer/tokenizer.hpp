@@ -47,8 +47,9 @@ class Tokenizer {
 
   /// The tokenizer as GGUF tokenizer.ggml.* keys (how `synth --tokenizer` embeds a
   /// tokenizer.json). A BPE whose pre-tokenizer matches no known tokenizer.ggml.pre name
-  /// is an error: GGUF can only name it.
-  [[nodiscard]] Result<std::vector<std::pair<std::string, MetaValue>>> gguf_metadata() const;
+  /// is an error: GGUF can only name it. `pad_to` > n_vocab() adds unnamed rows ([PAD<id>],
+  /// type unused) up to the model's vocabulary size, as llama.cpp's converter writes them.
+  [[nodiscard]] Result<std::vector<std::pair<std::string, MetaValue>>> gguf_metadata(int64_t pad_to = 0) const;
 
   [[nodiscard]] Kind kind() const { return kind_; }
   [[nodiscard]] int32_t n_vocab() const { return static_cast<int32_t>(tokens_.size()); }

@@ -45,3 +45,29 @@ peer_run() {
   done
   printf '%s\n' "$out"
 }
+
+# check_killed_midway NAME FINAL -- command...: runs the command with the test hook
+# SWITCHYARD_TEST_STOP_AFTER_TENSORS=3 (it stops itself after 3 tensors), kills it with
+# SIGKILL there, and checks that the older file under FINAL is as it was and that the run's
+# output existed only as one temporary (FINAL*.partial) beside it.
+check_killed_midway() {
+  local name="$1" final="$2" pid state="" partial
+  shift 3
+  echo "an older result" > "$final"
+  SWITCHYARD_TEST_STOP_AFTER_TENSORS=3 "$@" > "$final.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 400); do
+    state=$(ps -o stat= -p "$pid" 2>/dev/null | tr -d ' ')
+    [[ "$state" == T* ]] && break
+    sleep 0.05
+  done
+  partial=$(find "$(dirname "$final")" -name "$(basename "$final")*.partial" | wc -l)
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  if [[ "$state" == T* ]] && [ "$partial" = 1 ] && [ "$(cat "$final")" = "an older result" ]; then
+    echo "ok   [$name]"
+  else
+    echo "FAIL [$name]: state '$state', temporaries $partial, final: $(head -c 40 "$final")"
+    cat "$final.log"; failures=$((failures + 1))
+  fi
+}

@@ -9,8 +9,7 @@ exe="$1"
 src="$2"
 shared="$3"
 tmp="$(mktemp -d)"
-pid=""
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
 require_shared "$shared" fixtures
@@ -39,26 +38,8 @@ check "the output is the input" 1 'is the input; write to another file' -- "$exe
 check "a missing input" 1 'no-such.gguf' -- "$exe" quantize "$tmp/no-such.gguf" "$tmp/x.gguf" q8_0
 check "a bad --tensor-type" 1 'give PATTERN=TYPE' -- "$exe" quantize --tensor-type attn_v "$f16" "$tmp/x.gguf" q8_0
 
-# Killed midway: the run stops itself after 3 tensors (a test hook), is killed, and leaves the
-# older file under the final name as it was and no complete-looking file anywhere.
-echo "an older result" > "$tmp/kill.gguf"
-SWITCHYARD_TEST_STOP_AFTER_TENSORS=3 "$exe" quantize "$f16" "$tmp/kill.gguf" q4_k_m > "$tmp/kill.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 200); do
-  state=$(ps -o stat= -p "$pid" 2>/dev/null | tr -d ' ')
-  [[ "$state" == T* ]] && break
-  sleep 0.05
-done
-partial_during=$(find "$tmp" -name 'kill.gguf*.partial' | wc -l)
-kill -9 "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
-pid=""
-if [[ "${state:-}" == T* ]] && [ "$partial_during" = 1 ] && [ "$(cat "$tmp/kill.gguf")" = "an older result" ]; then
-  echo "ok   [killed midway: the old file is untouched, the new one was only a temporary]"
-else
-  echo "FAIL [killed midway]: state '${state:-}', temporaries $partial_during, final: $(head -c 40 "$tmp/kill.gguf")"
-  cat "$tmp/kill.log"; failures=$((failures + 1))
-fi
+check_killed_midway "killed midway: the old file is untouched, the new one was only a temporary" "$tmp/kill.gguf" -- \
+  "$exe" quantize "$f16" "$tmp/kill.gguf" q4_k_m
 
 if [ -n "$(peer_perplexity)" ]; then
   check "llama.cpp reads our Q4_K_M file" 0 'Final estimate: PPL = [0-9]' -- \

@@ -1,0 +1,225 @@
+// `switchyard convert`, `quantize` from a folder, and `gguf split` / `merge`
+// (runtime/gguf_tools) on the shared Hugging Face folders:
+//  - every variant of formats/index.json (bf16, fused experts, AWQ, GPTQ with act-order, FP8)
+//    converted with --outtype f32 gives the folder's logits.json to float32 accuracy, the
+//    reference that came with the checkpoint (so names, layouts, the act-order column order
+//    and the hyper-parameter keys are right, not merely self-consistent);
+//  - --outtype auto keeps bf16 as bf16: the GGUF gives the folder's own logits bit for bit;
+//  - quantize reading the folder writes the same tensor bytes as quantize reading that
+//    folder's f32 GGUF;
+//  - a split set holds every tensor once with its bytes, loads as one model with the same
+//    logits, and merges back into the original tensors.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <iterator>
+#include <span>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine_support.hpp"
+#include "gguf_tools/convert.hpp"
+#include "gguf_tools/split.hpp"
+#include "logits_json.hpp"
+#include "model.hpp"
+#include "parse.hpp"
+#include "split.hpp"
+#include "quantize/quantize.hpp"
+#include "support.hpp"
+
+namespace convert_test {
+
+namespace fs = std::filesystem;
+namespace gt = sy::gguf_tools;
+
+const fs::path kFormats = fs::path(SY_SHARED_DIR) / "formats";
+
+std::vector<fs::path> all_variants() {
+  std::ifstream in(kFormats / "index.json");
+  REQUIRE(in);
+  const auto index = nlohmann::json::parse(in);
+  std::vector<fs::path> out;
+  for (const auto& [model, m] : index["models"].items())
+    for (const auto& [name, v] : m["variants"].items()) out.push_back(kFormats / model / name);
+  REQUIRE(out.size() >= 10);
+  return out;
+}
+
+void convert(const fs::path& dir, const fs::path& out, gt::OutType t) {
+  gt::ConvertOptions o;
+  o.outtype = t;
+  o.threads = 2;
+  auto sum = gt::convert_folder(dir, out, o);
+  INFO(dir.string() << ": " << sum.status().message());
+  REQUIRE(sum);
+}
+
+// name -> bytes of every tensor of a GGUF (any shard of a set).
+std::map<std::string, std::vector<std::byte>> tensor_bytes_of(const fs::path& file) {
+  auto m = sy::gguf::Model::open(file);
+  INFO(file.string() << ": " << m.status().message());
+  REQUIRE(m);
+  std::map<std::string, std::vector<std::byte>> out;
+  const auto ts = (*m)->tensors();
+  for (size_t i = 0; i < ts.size(); ++i) {
+    auto v = (*m)->view(i);
+    REQUIRE(v);
+    out[ts[i].name].assign(v->begin(), v->end());
+  }
+  return out;
+}
+
+sy::gguf::File parsed(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto f = sy::gguf::parse(std::as_bytes(std::span(bytes.data(), bytes.size())), p.string());
+  INFO(f.status().message());
+  REQUIRE(f);
+  return std::move(*f);
+}
+
+std::vector<float> batch_logits(const fs::path& model, const std::vector<int32_t>& ids) {
+  auto rt = sy::test::bring_up_model(model);
+  auto& e = *rt->engine;
+  REQUIRE(e.kv().add(0).is_ok());
+  std::vector<sy::engine::BatchToken> batch;
+  for (int32_t t : ids) batch.push_back({0, t, true});
+  std::vector<float> all;
+  REQUIRE(e.decode(batch, all).is_ok());
+  return all;
+}
+
+std::vector<int32_t> reference_ids(const fs::path& dir) {
+  std::ifstream in(dir / "logits.json");
+  REQUIRE(in);
+  return nlohmann::json::parse(in)["ids"].get<std::vector<int32_t>>();
+}
+
+}  // namespace convert_test
+
+using namespace convert_test;
+
+TEST_CASE("convert: every shared folder as f32 gives the checkpoint's reference logits", "[convert]") {
+  sy::test::TempDir tmp;
+  for (const auto& dir : all_variants()) {
+    SECTION(dir.parent_path().filename().string() + "/" + dir.filename().string()) {
+      convert(dir, tmp / "f32.gguf", gt::OutType::f32);
+      auto m = sy::gguf::Model::open(tmp / "f32.gguf");
+      REQUIRE(m);
+      for (const auto& t : (*m)->tensors()) {
+        INFO(t.name);
+        CHECK(t.type == sy::StorageType::F32);
+        // The readers' helper tensors are folded into the weights, never written.
+        CHECK(!t.name.ends_with(".input_order"));
+        CHECK(!t.name.ends_with(".input_scale"));
+      }
+      CHECK((*m)->metadata().get_string("tokenizer.ggml.model") == "none");
+      sy::test::check_logits(dir, tmp / "f32.gguf", 1e-5);
+    }
+  }
+}
+
+TEST_CASE("convert: auto keeps bf16, and the GGUF gives the folder's own logits bit for bit", "[convert]") {
+  sy::test::TempDir tmp;
+  for (const char* model : {"qwen3-tiny", "qwen3moe-tiny"}) {
+    const fs::path dir = kFormats / model / "bf16";
+    convert(dir, tmp / "auto.gguf", gt::OutType::automatic);
+    auto m = sy::gguf::Model::open(tmp / "auto.gguf");
+    REQUIRE(m);
+    size_t bf16 = 0;
+    for (const auto& t : (*m)->tensors()) {
+      INFO(t.name);
+      if (t.shape.size() == 1) CHECK(t.type == sy::StorageType::F32);
+      bf16 += t.type == sy::StorageType::BF16;
+    }
+    CHECK(bf16 > 0);
+    CHECK((*m)->metadata().get_int("general.file_type") == 32);  // llama.cpp's MOSTLY_BF16
+    const auto ids = reference_ids(dir);
+    const auto want = batch_logits(dir, ids);
+    const auto got = batch_logits(tmp / "auto.gguf", ids);
+    REQUIRE(got.size() == want.size());
+    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("quantize: a folder quantizes to the bytes its f32 GGUF quantizes to", "[convert][quantize]") {
+  sy::test::TempDir tmp;
+  const fs::path dir = kFormats / "qwen3moe-tiny" / "bf16";
+  convert(dir, tmp / "f32.gguf", gt::OutType::f32);
+  for (const char* recipe : {"Q8_0", "Q4_K_M"}) {
+    sy::quant_tool::QuantizeOptions o;
+    auto r = sy::quant_tool::parse_recipe(recipe);
+    REQUIRE(r);
+    o.recipe = *r;
+    o.threads = 2;
+    auto a = sy::quant_tool::quantize_model(dir, tmp / "from-folder.gguf", o);
+    INFO(a.status().message());
+    REQUIRE(a);
+    auto b = sy::quant_tool::quantize_model(tmp / "f32.gguf", tmp / "from-gguf.gguf", o);
+    REQUIRE(b);
+    CHECK(a->quantized > 0);
+    const auto x = tensor_bytes_of(tmp / "from-folder.gguf"), y = tensor_bytes_of(tmp / "from-gguf.gguf");
+    REQUIRE(x.size() == y.size());
+    for (const auto& [name, bytes] : x) {
+      INFO(recipe << " " << name);
+      REQUIRE(y.count(name) == 1);
+      CHECK(bytes == y.at(name));
+    }
+  }
+}
+
+TEST_CASE("gguf split and merge: every tensor once, the same model, and back", "[convert][split]") {
+  sy::test::TempDir tmp;
+  const fs::path dir = kFormats / "qwen3moe-tiny" / "bf16";
+  convert(dir, tmp / "whole.gguf", gt::OutType::f32);
+  const auto whole = tensor_bytes_of(tmp / "whole.gguf");
+
+  gt::SplitOptions o;
+  o.max_tensors = 7;
+  auto shards = gt::split_model(tmp / "whole.gguf", tmp / "part", o, false);
+  INFO(shards.status().message());
+  REQUIRE(shards);
+  REQUIRE(shards->size() == (whole.size() + 6) / 7);
+  CHECK(shards->front().filename() ==
+        "part-00001-of-0000" + std::to_string(shards->size()) + ".gguf");
+  // The first shard holds every key and split.tensors.count; the others their tensors and
+  // split.no / split.count only (as gguf-split writes them).
+  for (size_t i = 0; i < shards->size(); ++i) {
+    const auto f = parsed((*shards)[i]);
+    INFO("shard " << i);
+    CHECK(sy::gguf::kv_int(f, "split.no") == static_cast<int64_t>(i));
+    CHECK(sy::gguf::kv_int(f, "split.count") == static_cast<int64_t>(shards->size()));
+    CHECK(f.tensors.size() == (i + 1 < shards->size() ? 7 : whole.size() - 7 * i));
+    if (i == 0) {
+      CHECK(sy::gguf::kv_int(f, "split.tensors.count") == static_cast<int64_t>(whole.size()));
+      CHECK(sy::gguf::find_kv(f, "general.architecture") != nullptr);
+    } else {
+      CHECK(f.kv.size() == 2);
+    }
+  }
+  const auto set = tensor_bytes_of(shards->back());  // any shard opens the whole set
+  CHECK(set == whole);
+  sy::test::check_logits(dir, shards->front(), 1e-5);
+
+  // By size: no shard's tensors pass the limit unless one tensor alone does.
+  o.max_bytes = 64 * 1024;
+  auto by_size = gt::split_model(tmp / "whole.gguf", tmp / "sized", o, false);
+  REQUIRE(by_size);
+  CHECK(by_size->size() > 1);
+  for (const auto& p : *by_size) {
+    const auto f = parsed(p);
+    uint64_t bytes = 0;
+    for (const auto& t : f.tensors) bytes += t.desc.bytes;
+    INFO(p.string());
+    CHECK((bytes <= o.max_bytes || f.tensors.size() == 1));
+  }
+  CHECK(tensor_bytes_of(by_size->front()) == whole);
+
+  REQUIRE(gt::merge_model((*shards)[1], tmp / "merged.gguf").is_ok());
+  CHECK(tensor_bytes_of(tmp / "merged.gguf") == whole);
+  auto merged = sy::gguf::Model::open(tmp / "merged.gguf");
+  REQUIRE(merged);
+  CHECK((*merged)->shard_count() == 1);
+  CHECK(!(*merged)->metadata().contains("split.count"));
+}
