@@ -17,6 +17,7 @@ namespace eval_cmd {
 struct EvalArgs {
   std::string file, report, plot;
   bool json = false, quiet = false;
+  int64_t max_prompts = 0, max_tokens = 0, runs = -1;
 };
 
 int fail(const std::string& msg) {
@@ -36,6 +37,11 @@ int run_eval_cmd(const EvalArgs& a) {
   if (!spec) return fail(spec.status().message());
   auto prompts = eval::load_prompts(spec->prompts);
   if (!prompts) return fail(prompts.status().message());
+  // A quick look at a long eval: its first prompts, fewer tokens or runs.
+  if (a.max_prompts > 0 && static_cast<int64_t>(prompts->size()) > a.max_prompts)
+    prompts->resize(static_cast<size_t>(a.max_prompts));
+  if (a.max_tokens > 0) spec->max_tokens = a.max_tokens;
+  if (a.runs >= 0) spec->runs = a.runs;
   const std::string stem = std::filesystem::path(a.file).stem().string();
   const std::filesystem::path report = a.report.empty() ? stem + "-report.md" : a.report;
   const std::filesystem::path plot = a.plot.empty() ? report.parent_path() / (report.stem().string() + ".svg")
@@ -78,6 +84,10 @@ void add_eval_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("file", a->file, "The eval file (YAML; configs/eval/ has examples)")->required();
   cmd->add_option("--report", a->report, "The markdown report to write (default: FILE's name + -report.md, here)");
   cmd->add_option("--plot", a->plot, "The SVG plot of the KL divergence distributions (default: beside the report)");
+  cmd->add_option("--max-prompts", a->max_prompts, "Only the first N prompts of the set")->check(CLI::Range(int64_t{1}, INT64_MAX));
+  cmd->add_option("--max-tokens", a->max_tokens, "Generate N tokens per prompt instead of the file's max_tokens")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--runs", a->runs, "Sampled runs per prompt instead of the file's runs")->check(CLI::Range(int64_t{0}, int64_t{1000}));
   cmd->add_flag("--json", a->json, "Print the figures as one JSON object instead of the markdown");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress lines");
   cmd->callback([&d, a] { d.run = [a] { return run_eval_cmd(*a); }; });

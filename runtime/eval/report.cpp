@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/svg_plot.hpp"
+#include "switchyard/utf8.hpp"
 
 namespace sy::eval {
 namespace eval_report {
@@ -25,16 +26,26 @@ const Thresholds* limits_for(const EvalSpec& spec, const PipelineResult& r) {
   return nullptr;
 }
 
-// Markdown table cells must not break the row.
-std::string cell(std::string s, size_t max = 60) {
-  for (auto& c : s)
-    if (c == '\n' || c == '\r' || c == '|') c = c == '|' ? '/' : ' ';
+// Model output as a markdown table cell: invalid UTF-8 escaped, control characters as
+// spaces, and nothing markdown or HTML would read as markup (a random model writes <unk>).
+std::string cell(const std::string& raw, size_t max = 60) {
+  std::string s = escape_invalid_utf8(raw);
   if (s.size() > max) {
     size_t cut = max;
     while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // a whole UTF-8 character
     s = s.substr(0, cut) + "...";
   }
-  return s;
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) out += ' ';
+    else if (c == '|') out += "\\|";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '`' || c == '*' || c == '_' || c == '[' || c == ']' || c == '\\') out += std::string("\\") + c;
+    else out += c;
+  }
+  return out;
 }
 
 }  // namespace eval_report
