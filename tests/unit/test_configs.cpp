@@ -2,6 +2,9 @@
 // its comment promises.
 #include <catch2/catch.hpp>
 
+#include "eval/prompts.hpp"
+#include "eval/spec.hpp"
+
 #include "engine/runtime_setup.hpp"
 #include "pipeline/validate.hpp"
 #include "placement/placement.hpp"
@@ -49,6 +52,7 @@ TEST_CASE("every shipped config validates", "[configs]") {
   size_t n = 0;
   for (const auto& e : fs::recursive_directory_iterator(fs::path(SY_SOURCE_DIR) / "configs")) {
     if (e.path().extension() != ".yaml") continue;
+    if (e.path().parent_path().filename() == "eval") continue;  // eval files, checked below
     ++n;
     const std::vector<fs::path> dirs{SY_BUILD_PLUGIN_DIR};
     const auto r = load_pipeline(e.path(), {stand_in_model()}, &dirs);
@@ -57,6 +61,32 @@ TEST_CASE("every shipped config validates", "[configs]") {
     CHECK(r.ok());
   }
   CHECK(n >= 7);
+}
+
+TEST_CASE("every shipped eval file reads, and its prompt set and pipeline files load", "[configs]") {
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(SY_SOURCE_DIR) / "configs" / "eval")) {
+    if (e.path().extension() != ".yaml") continue;
+    ++n;
+    INFO(e.path().string());
+    auto spec = sy::eval::load_spec(e.path());
+    INFO(spec.status().message());
+    REQUIRE(spec);
+    auto prompts = sy::eval::load_prompts(spec->prompts);
+    INFO(prompts.status().message());
+    CHECK(prompts);
+    for (const auto& p : spec->pipelines) {
+      const std::vector<fs::path> dirs{SY_BUILD_PLUGIN_DIR};
+      // The sets are applied as the runner applies them; the model is a stand-in.
+      std::vector<std::string> sets = p.sets;
+      sets.push_back(stand_in_model());
+      const auto r = load_pipeline(p.file, sets, &dirs);
+      INFO(p.name);
+      for (const auto& d : r.diagnostics) INFO(format_diagnostic(d));
+      CHECK(r.ok());
+    }
+  }
+  CHECK(n >= 2);
 }
 
 TEST_CASE("chat-24gb: the whole model on one GPU, 8K, q8_0 KV, at most two sequences", "[configs]") {
