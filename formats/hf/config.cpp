@@ -150,7 +150,8 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
                   : f.boolean("tie_word_embeddings").value_or(false);
   if (!top.status()) return top.status();
 
-  md.set(p + "context_length", static_cast<uint64_t>(*ctx));
+  // u32, as llama.cpp writes it (and requires: it refuses a wider integer here).
+  md.set(p + "context_length", static_cast<uint32_t>(std::min<int64_t>(*ctx, UINT32_MAX)));
   md.set(p + "embedding_length", static_cast<uint32_t>(*embd));
   md.set(p + "block_count", static_cast<uint32_t>(*layers));
   md.set(p + "feed_forward_length", static_cast<uint32_t>(*ff));

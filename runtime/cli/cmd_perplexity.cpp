@@ -116,14 +116,8 @@ int run_perplexity(PerplexityArgs a) {
     if (!c) return fail(c.status().message());
     n_ctx = *c;
   }
-  const int64_t n_seq = std::max<int64_t>(1, *batch / n_ctx);
-  const int64_t eff_batch = std::min(*batch, n_seq * n_ctx);
-  PipelineFlags f = a.flags;
-  f.ctx = std::to_string(n_ctx);
-  f.parallel = std::to_string(n_seq);
-  f.batch = std::to_string(eff_batch);
-  // A batch under the default ubatch (512) brings the ubatch down with it, as in llama.cpp.
-  if (!f.ubatch && eff_batch < 512) f.ubatch = std::to_string(eff_batch);
+  int64_t eff_batch = 0;
+  PipelineFlags f = chunked_flags(a.flags, n_ctx, *batch, eff_batch);
   auto p = load_with_flags("perplexity", f);
   if (!p) return 1;
   if (a.flags.print_pipeline) {

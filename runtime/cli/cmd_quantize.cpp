@@ -3,6 +3,7 @@
 // --tensor-type) on our quantizers. Progress is a bar on a terminal and a line per tensor
 // otherwise. docs/quality.md has the details.
 #include <chrono>
+#include <optional>
 #include <iostream>
 #include <memory>
 
@@ -20,7 +21,7 @@ namespace quantize_cmd {
 struct QuantizeArgs {
   std::vector<std::string> positional;  // INPUT [OUTPUT] TYPE [THREADS]
   bool pure = false, allow_requantize = false, leave_output = false;
-  std::string output_type, token_embd_type;
+  std::string output_type, token_embd_type, imatrix;
   std::vector<std::string> tensor_types;
   int threads = 0;
 };
@@ -95,9 +96,19 @@ int run_quantize(const QuantizeArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   std::cerr << "quantize: " << input.string() << " -> " << output.string() << " as " << recipe->name
             << (a.pure ? " (--pure)" : "") << "\n";
+  std::optional<quant_tool::Imatrix> imatrix;
+  if (!a.imatrix.empty()) {
+    auto m = quant_tool::read_imatrix(a.imatrix);
+    if (!m) return fail(m.status().message());
+    imatrix = std::move(*m);
+    o.imatrix = &*imatrix;
+    std::cerr << "quantize: importance matrix " << a.imatrix << ": " << imatrix->entries.size() << " entries, "
+              << imatrix->chunk_count << " chunks of " << imatrix->chunk_size << "\n";
+  }
   auto sum = quant_tool::quantize_model(input, output, o, tensor_progress(stop_after_from_env()));
   if (!sum) return fail(sum.status().message());
   for (const auto& n : sum->notes) std::cerr << "quantize: note: " << n << "\n";
+  if (o.imatrix) std::cerr << "quantize: " << sum->weighted << " tensors quantized with importance weights\n";
   for (const auto& f : sum->fallbacks) std::cerr << "quantize: note: " << f << "\n";
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "quantize: " << sum->quantized << " of " << sum->tensors << " tensors converted, " << mib(sum->bytes_in)
@@ -122,6 +133,7 @@ void add_quantize_command(CLI::App& app, Dispatch& d) {
   cmd->add_option("--tensor-type", a->tensor_types, "PATTERN=TYPE: tensors whose name matches the regex get TYPE (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("-t,--threads", a->threads, "Threads (default: every hardware thread)");
+  cmd->add_option("--imatrix", a->imatrix, "An importance matrix (switchyard imatrix or llama-imatrix, GGUF format)");
   cmd->callback([&d, a] { d.run = [a] { return run_quantize(*a); }; });
 }
 

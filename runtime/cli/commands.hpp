@@ -32,5 +32,6 @@ void add_verify_command(CLI::App& app, Dispatch& d);
 void add_convert_command(CLI::App& app, Dispatch& d);
 void add_gguf_command(CLI::App& app, Dispatch& d);
 void add_eval_command(CLI::App& app, Dispatch& d);
+void add_imatrix_command(CLI::App& app, Dispatch& d);
 
 }  // namespace sy::cli

@@ -502,4 +502,16 @@ std::optional<pipeline::Pipeline> load_with_flags(const std::string& command, Pi
   return p;
 }
 
+PipelineFlags chunked_flags(const PipelineFlags& flags, int64_t n_ctx, int64_t batch, int64_t& eff_batch) {
+  const int64_t n_seq = std::max<int64_t>(1, batch / n_ctx);
+  eff_batch = std::min(batch, n_seq * n_ctx);
+  PipelineFlags f = flags;
+  f.ctx = std::to_string(n_ctx);
+  f.parallel = std::to_string(n_seq);
+  f.batch = std::to_string(eff_batch);
+  // A batch under the default ubatch (512) brings the ubatch down with it, as in llama.cpp.
+  if (!f.ubatch && eff_batch < 512) f.ubatch = std::to_string(eff_batch);
+  return f;
+}
+
 }  // namespace sy::cli

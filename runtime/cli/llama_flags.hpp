@@ -65,6 +65,11 @@ std::optional<uint64_t> resolve_random_seed(PipelineFlags& f);
 /// stderr; nullopt means exit with status 1.
 std::optional<pipeline::Pipeline> load_with_flags(const std::string& command, PipelineFlags& f);
 
+/// The flags of a chunked evaluation (perplexity, imatrix), as llama-perplexity sizes it:
+/// context n_ctx, as many sequences as whole chunks fit in `batch`, that many chunks' tokens
+/// per batch (`eff_batch`), and a ubatch no larger.
+PipelineFlags chunked_flags(const PipelineFlags& flags, int64_t n_ctx, int64_t batch, int64_t& eff_batch);
+
 /// Why `--cache-type-v V` cannot be honoured when the K cache's type is `k` (one type holds
 /// both, context.kv_type), as the end of a sentence; nullopt when they agree.
 std::optional<std::string> kv_type_conflict(const std::string& k, const std::string& v);

@@ -60,6 +60,7 @@ int run_command(int argc_in, char** argv_in) {
   sy::cli::add_convert_command(app, dispatch);
   sy::cli::add_gguf_command(app, dispatch);
   sy::cli::add_eval_command(app, dispatch);
+  sy::cli::add_imatrix_command(app, dispatch);
   sy::cli::add_completion_command(app, dispatch);
   sy::cli::add_help_command(app, dispatch);  // last: it lists the commands above
 

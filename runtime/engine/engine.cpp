@@ -216,6 +216,8 @@ Status Engine::ubatch(size_t first, size_t n, float* logits) {
   in.block_tables = kv_->tables();
   bind_cache(in);
   in.tap_routing = cfg_.routing_stats;
+  linear_taps_.clear();
+  if (observer_) in.linear_taps = &linear_taps_;
   if (outs_.empty()) {
     // The graph still needs one output row; its logits are dropped.
     dummy_out_ = static_cast<int32_t>(n - 1);
@@ -227,6 +229,8 @@ Status Engine::ubatch(size_t first, size_t n, float* logits) {
   if (auto st = sched_.run(graph_); !st) return st;
   if (cfg_.routing_stats)
     if (auto st = count_routing(); !st) return st;
+  if (observer_)
+    if (auto st = report_linears(); !st) return st;
   if (outs_.empty()) return Status::ok();
   const GraphTensor& t = graph_.tensor_at(out);
   const size_t bytes = outs_.size() * static_cast<size_t>(n_vocab()) * sizeof(float);
@@ -249,6 +253,58 @@ Status Engine::count_routing() {
       return st;
     for (int32_t e : ids_)
       if (e >= 0 && static_cast<size_t>(e) < routing_[l].size()) ++routing_[l][static_cast<size_t>(e)];
+  }
+  return Status::ok();
+}
+
+Status Engine::read_tensor(const GraphTensor& t, std::vector<std::byte>& out) {
+  out.resize(static_cast<size_t>(tensor_extent(t)));
+  if (t.data) {
+    std::memcpy(out.data(), t.data, out.size());
+    return Status::ok();
+  }
+  return t.buffer->download(t.offset, out);
+}
+
+Status Engine::report_linears() {
+  for (const auto& tap : linear_taps_) {
+    const std::string_view name = model_.weights().name_of(tap.weight);
+    const GraphTensor& x = graph_.tensor_at(tap.x);
+    if (name.empty() || x.type != StorageType::F32) continue;
+    if (auto st = read_tensor(x, tap_bytes_); !st) return st;
+    const int64_t cols = x.ne[0];
+    auto row_at = [&](int64_t i1, int64_t i2, int64_t i3) {
+      return reinterpret_cast<const float*>(tap_bytes_.data() + i1 * x.nb[1] + i2 * x.nb[2] + i3 * x.nb[3]);
+    };
+    tap_rows_.clear();
+    tap_experts_.clear();
+    LinearInput li;
+    li.weight = name;
+    li.cols = cols;
+    if (tap.ids < 0) {
+      for (int64_t i3 = 0; i3 < x.ne[3]; ++i3)
+        for (int64_t i2 = 0; i2 < x.ne[2]; ++i2)
+          for (int64_t i1 = 0; i1 < x.ne[1]; ++i1) tap_rows_.insert(tap_rows_.end(), row_at(i1, i2, i3), row_at(i1, i2, i3) + cols);
+    } else {
+      // ids [k, n]: token t's slot s went to expert ids[s, t]; x is [cols, k or 1, n].
+      const GraphTensor& ids = graph_.tensor_at(tap.ids);
+      std::vector<std::byte> id_bytes;
+      if (auto st = read_tensor(ids, id_bytes); !st) return st;
+      const int64_t k = ids.ne[0], n = ids.ne[1];
+      for (int64_t t = 0; t < n; ++t)
+        for (int64_t slot = 0; slot < k; ++slot) {
+          const float* r = row_at(slot % x.ne[1], t, 0);
+          tap_rows_.insert(tap_rows_.end(), r, r + cols);
+          int32_t e = 0;
+          std::memcpy(&e, id_bytes.data() + slot * ids.nb[0] + t * ids.nb[1], sizeof e);
+          tap_experts_.push_back(e);
+        }
+      li.n_experts = tap.weight->ne[2];
+    }
+    li.rows = static_cast<int64_t>(tap_rows_.size()) / std::max<int64_t>(cols, 1);
+    li.x = tap_rows_;
+    li.experts = tap_experts_;
+    if (auto st = observer_(li); !st) return st;
   }
   return Status::ok();
 }

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <memory>
 #include <span>
 #include <vector>
@@ -21,6 +23,17 @@ struct EngineConfig {
   bool strict = false;   ///< fallbacks are errors
   bool routing_stats = false;  ///< count how often each MoE layer picks each expert
 };
+
+/// One linear's input in a step (Engine::observe_linears): `rows` rows of `cols` floats
+/// and, for a stack of experts, the expert each row went through.
+struct LinearInput {
+  std::string_view weight;  ///< the weight's tensor name
+  int64_t cols = 0, rows = 0;
+  std::span<const float> x;            ///< rows * cols, row after row
+  std::span<const int32_t> experts;    ///< per row, for a stack of experts; else empty
+  int64_t n_experts = 0;               ///< the stack's size; 0 for a plain matrix
+};
+using LinearObserver = std::function<Status(const LinearInput&)>;
 
 struct BatchToken {
   int32_t seq = 0;
@@ -44,6 +57,11 @@ class Engine {
   /// (a sequence with recurrent state whose state had already advanced is emptied instead,
   /// to be recomputed by its owner).
   Status decode(std::span<const BatchToken> batch, std::vector<float>& logits);
+
+  /// Hands the input of every linear of the following steps to `fn` (empty: off), after
+  /// each ubatch runs; an error from `fn` fails the decode. Linears whose weight is a view
+  /// of a fused tensor, and inputs that are not F32, are not reported.
+  void observe_linears(LinearObserver fn) { observer_ = std::move(fn); }
 
   /// Times every node of the following steps into `p` (nullptr: off); see Scheduler::set_profile.
   void set_profile(graph::OpProfile* p) { sched_.set_profile(p); }
@@ -84,7 +102,14 @@ class Engine {
   std::vector<std::vector<uint64_t>> routing_;
   std::vector<int32_t> ids_;
   std::vector<int32_t> probe_;  // inputs of the load-time placement probe
+  LinearObserver observer_;
+  std::vector<model::LinearTap> linear_taps_;
+  std::vector<std::byte> tap_bytes_;
+  std::vector<float> tap_rows_;
+  std::vector<int32_t> tap_experts_;
   Status count_routing();
+  Status report_linears();
+  Status read_tensor(const GraphTensor& t, std::vector<std::byte>& out);
 };
 
 }  // namespace sy::engine

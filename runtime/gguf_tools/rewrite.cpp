@@ -18,7 +18,7 @@ Status convert_rows(StorageType from, const Target& t, int64_t row_len, int64_t 
                     std::byte* dst, int threads) {
   const uint64_t in_row = *storage_row_bytes(from, static_cast<uint64_t>(row_len));
   const uint64_t out_row = *storage_row_bytes(t.type, static_cast<uint64_t>(row_len));
-  if (from == t.type && t.column_order.empty()) {
+  if (from == t.type && t.column_order.empty() && t.importance.empty()) {
     std::memcpy(dst, src, static_cast<size_t>(in_row * static_cast<uint64_t>(rows)));
     return {};
   }
@@ -35,7 +35,16 @@ Status convert_rows(StorageType from, const Target& t, int64_t row_len, int64_t 
         for (size_t p = 0; p < buf.size(); ++p) ordered[static_cast<size_t>(t.column_order[p])] = buf[p];
         row = ordered.data();
       }
-      if (st) st = quantize_row(t.type, row, dst + static_cast<uint64_t>(r) * out_row, row_len);
+      if (st) {
+        std::byte* out = dst + static_cast<uint64_t>(r) * out_row;
+        if (t.importance.empty()) {
+          st = quantize_row(t.type, row, out, row_len);
+        } else {
+          const auto n_mat = static_cast<int64_t>(t.importance.size()) / row_len;
+          const int64_t mat = r / (rows / n_mat);
+          st = quantize_row_weighted(t.type, row, out, row_len, t.importance.data() + mat * row_len);
+        }
+      }
       if (!st && !failed.exchange(true)) {
         std::lock_guard lock(why_mutex);
         why = st.message();
@@ -75,7 +84,7 @@ Status check_targets(const Input& in, std::span<const Target> targets) {
     if (!info || !info->in_gguf)
       return error::unsupported("tensor '" + s.name + "' would be written as " + type_name(t.type) +
                                 ", which GGUF cannot store");
-    const bool changes = t.type != s.type || !t.column_order.empty();
+    const bool changes = t.type != s.type || !t.column_order.empty() || !t.importance.empty();
     if (changes && !can_dequantize(s.type))
       return error::unsupported("tensor '" + s.name + "' has type " + type_name(s.type) +
                                 ", which has no reference dequantizer to read it with");
@@ -91,6 +100,17 @@ Status check_targets(const Input& in, std::span<const Target> targets) {
         return error::corrupt("tensor '" + s.name + "': its input order names column " + std::to_string(c) +
                               (c < 0 || c >= row ? ", outside its " + std::to_string(row) + " columns" : " twice"));
       seen[static_cast<size_t>(c)] = true;
+    }
+    if (!t.importance.empty()) {
+      const int64_t rows = row == 0 ? 0 : static_cast<int64_t>(s.elements() / static_cast<uint64_t>(row));
+      const int64_t n_mat = static_cast<int64_t>(t.importance.size()) / std::max<int64_t>(row, 1);
+      if (!can_quantize_weighted(t.type))
+        return error::unsupported("no weighted quantizer writes " + type_name(t.type) + " (tensor '" + s.name +
+                                  "'); quantize it without --imatrix");
+      if (n_mat < 1 || static_cast<int64_t>(t.importance.size()) != n_mat * row || rows % n_mat != 0)
+        return error::invalid_argument("tensor '" + s.name + "' has rows of " + std::to_string(row) + " values in " +
+                                       std::to_string(rows) + " rows, which its importance data (" +
+                                       std::to_string(t.importance.size()) + " values) does not divide into matrices");
     }
     if (!tensor_bytes(t.type, s.shape))
       return error::invalid_argument("tensor '" + s.name + "' cannot be written as " + type_name(t.type) + ": its rows of " +

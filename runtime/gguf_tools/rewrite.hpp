@@ -25,6 +25,10 @@ struct Target {
   /// Non-empty: column p of the source holds input feature column_order[p] (GPTQ act-order);
   /// the tensor is written with its columns back in feature order (always re-encoded).
   std::vector<int32_t> column_order;
+  /// Non-empty: the weight of each column in the quantizer's squared error (an importance
+  /// matrix), n_mat blocks of row-length values; rows [k * rows / n_mat, (k+1) * rows / n_mat)
+  /// (expert k of a stack) use block k. The type must have a weighted quantizer.
+  std::vector<float> importance;
 };
 
 /// One line per tensor as it is written.

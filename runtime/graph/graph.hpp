@@ -45,8 +45,12 @@ class Graph {
   TensorId view(TensorId src, std::initializer_list<int64_t> ne, std::initializer_list<int64_t> nb, size_t offset);
   /// The same bytes with a new contiguous shape (src must be contiguous).
   TensorId reshape(TensorId src, int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1, int64_t ne3 = 1);
-  /// Marks a tensor the caller reads after the run.
-  void mark_output(TensorId t) { info_[static_cast<size_t>(t)].output = true; }
+  /// Marks a tensor the caller reads after the run. For a view, the tensor it looks into is
+  /// kept too: the arena frees memory by base tensor.
+  void mark_output(TensorId t) {
+    info_[static_cast<size_t>(t)].output = true;
+    info_[static_cast<size_t>(base(t))].output = true;
+  }
   /// Keeps t for the engine to read after the run (routing statistics), in tap order.
   void tap(TensorId t) {
     mark_output(t);

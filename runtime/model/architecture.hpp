@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "graph/graph.hpp"
 #include "model/hparams.hpp"
@@ -16,6 +17,15 @@ namespace sy::model {
 /// What the engine provides for one step. Index arrays have one entry per token, except
 /// out_rows (n_outputs) and block_tables (table_blocks x table_rows). Tokens of a sequence
 /// are consecutive.
+/// A linear's input kept by a step (StepInputs::linear_taps): the weight, the graph tensor
+/// its product reads ([cols, rows...], before any static quantization or reordering) and,
+/// for a stack of experts (matmul_id), the ids tensor choosing each row's expert.
+struct LinearTap {
+  const GraphTensor* weight = nullptr;
+  graph::TensorId x = -1;
+  graph::TensorId ids = -1;
+};
+
 struct StepInputs {
   int64_t n_tokens = 0, n_outputs = 0;
   const int32_t* tokens = nullptr;
@@ -33,6 +43,12 @@ struct StepInputs {
   /// Tap each MoE layer's chosen expert ids (graph taps, in layer order) and run every
   /// token through the last layer, so routing statistics cover the whole batch.
   bool tap_routing = false;
+  /// When set, every linear's input (and for a stack of experts, the chosen ids) is kept as
+  /// a graph output and listed here, for an importance matrix (`switchyard imatrix`).
+  std::vector<LinearTap>* linear_taps = nullptr;
+  /// Every token runs through the last layer (routing statistics and importance matrices
+  /// cover the whole batch, not only the rows whose logits are wanted).
+  [[nodiscard]] bool all_rows() const { return tap_routing || linear_taps != nullptr; }
 };
 
 class Architecture {

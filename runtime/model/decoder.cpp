@@ -77,12 +77,12 @@ class Decoder final : public Architecture {
       }
       x = g.binary(OpKind::add, x, a);
       // Only the rows whose logits are wanted go through the last layer's FFN and the head.
-      if (il == hp_.n_layer - 1 && in.n_outputs < in.n_tokens && !in.tap_routing) x = g.get_rows(x, c.out_rows);
+      if (il == hp_.n_layer - 1 && in.n_outputs < in.n_tokens && !in.all_rows()) x = g.get_rows(x, c.out_rows);
       const TensorId f = g.norm(x, c.w(L.ffn_norm), hp_.eps);
       const TensorId y = L.moe.router ? moe(c, L.moe, f, RouterConfig{false, tr_.moe_renorm, 1.0f}) : ffn(c, L.ffn, f);
       x = g.binary(OpKind::add, x, y);
     }
-    if (in.tap_routing && in.n_outputs < in.n_tokens) x = g.get_rows(x, c.out_rows);
+    if (in.all_rows() && in.n_outputs < in.n_tokens) x = g.get_rows(x, c.out_rows);
     return lm_head(c, emb_, x);
   }
 

@@ -95,7 +95,7 @@ class DeepSeek2 final : public Architecture {
     for (int64_t il = 0; il < hp_.n_layer; ++il) {
       const auto& L = layers_[static_cast<size_t>(il)];
       x = g.binary(OpKind::add, x, attention(c, L.mla, g.norm(x, c.w(L.attn_norm), hp_.eps), heads, kv_layer++));
-      if (il == hp_.n_layer - 1 && in.n_outputs < in.n_tokens && !in.tap_routing) x = g.get_rows(x, c.out_rows);
+      if (il == hp_.n_layer - 1 && in.n_outputs < in.n_tokens && !in.all_rows()) x = g.get_rows(x, c.out_rows);
       const TensorId f = g.norm(x, c.w(L.ffn_norm), hp_.eps);
       const TensorId y = L.moe.router ? moe(c, L.moe, f,
                                             RouterConfig{hp_.expert_gating == 1, hp_.expert_weights_norm,
@@ -103,7 +103,7 @@ class DeepSeek2 final : public Architecture {
                                       : ffn(c, L.ffn, f);
       x = g.binary(OpKind::add, x, y);
     }
-    if (in.tap_routing && in.n_outputs < in.n_tokens) x = g.get_rows(x, c.out_rows);
+    if (in.all_rows() && in.n_outputs < in.n_tokens) x = g.get_rows(x, c.out_rows);
     return lm_head(c, emb_, x);
   }
 

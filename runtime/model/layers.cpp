@@ -258,6 +258,13 @@ TensorId Ctx::static_input(const GraphTensor* weight, TensorId x) const {
   return q;
 }
 
+void Ctx::tap(const GraphTensor* weight, TensorId x, TensorId ids) const {
+  if (!in.linear_taps) return;
+  g.mark_output(x);
+  if (ids >= 0) g.mark_output(ids);
+  in.linear_taps->push_back({weight, x, ids});
+}
+
 void Ctx::bind_inputs() {
   const int64_t n = in.n_tokens;
   tokens = g.input(StorageType::I32, in.tokens, n);
@@ -384,17 +391,16 @@ TensorId moe(Ctx& c, const MoeWeights& w, TensorId x, const RouterConfig& r) {
   TensorId h;
   if (w.gate_up) {
     // One product per chosen expert, then the gate and up halves of each row as views.
-    const TensorId gu = g.matmul_id(c.w(w.gate_up), c.linear_input(w.gate_up, x3), ids);  // [2 ff, k, n]
+    const TensorId gu = c.expert_linear(w.gate_up, x3, ids);  // [2 ff, k, n]
     const int64_t ff = w.gate_up->ne[1] / 2;
     const int64_t row = 2 * ff * 4;
     const TensorId gate = g.view(gu, {ff, k, n}, {row, row * k}, 0);
     const TensorId up = g.view(gu, {ff, k, n}, {row, row * k}, static_cast<size_t>(ff * 4));
     h = g.op(OpKind::swiglu, g.tensor(StorageType::F32, ff, k, n), {gate, up});
   } else {
-    h = g.binary(OpKind::swiglu, g.matmul_id(c.w(w.gate), c.linear_input(w.gate, x3), ids),
-                 g.matmul_id(c.w(w.up), c.linear_input(w.up, x3), ids));
+    h = g.binary(OpKind::swiglu, c.expert_linear(w.gate, x3, ids), c.expert_linear(w.up, x3, ids));
   }
-  const TensorId y = g.matmul_id(c.w(w.down), c.linear_input(w.down, h), ids);
+  const TensorId y = c.expert_linear(w.down, h, ids);
   TensorId out = g.op(OpKind::moe_combine, g.tensor(StorageType::F32, embd, n), {y, weights});
   if (w.shared.up) {
     TensorId s = ffn(c, w.shared, x);

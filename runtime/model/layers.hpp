@@ -179,8 +179,16 @@ struct Ctx {
   }
   /// weight x, with the input prepared by linear_input().
   graph::TensorId linear(const GraphTensor* weight, graph::TensorId x) const {
+    tap(weight, x, -1);
     return g.matmul(w(weight), linear_input(weight, x));
   }
+  /// The same for a stack of experts: each row of x through the expert `ids` chose.
+  graph::TensorId expert_linear(const GraphTensor* weight, graph::TensorId x, graph::TensorId ids) const {
+    tap(weight, x, ids);
+    return g.matmul_id(w(weight), linear_input(weight, x), ids);
+  }
+  /// Keeps a linear's input when the step collects them (StepInputs::linear_taps).
+  void tap(const GraphTensor* weight, graph::TensorId x, graph::TensorId ids) const;
   /// A weight shared by every layer, from its copy on `device` when there is one.
   graph::TensorId w_on(const GraphTensor* t, int device) const { return w(weights.on_device(t, device)); }
 };

@@ -341,6 +341,7 @@ void Weights::index_orders() {
   // Built once, so that building a step's graph looks orders and scales up without
   // searching by name.
   static constexpr std::string_view kOrder = ".input_order";
+  for (const auto& [name, t] : tensors_) names_[&t] = name;
   for (const auto& [name, t] : tensors_) {
     if (name.size() <= kOrder.size() || name.compare(name.size() - kOrder.size(), kOrder.size(), kOrder) != 0) continue;
     if (const GraphTensor* w = find(name.substr(0, name.size() - kOrder.size()) + ".weight")) orders_[w] = &t;
@@ -359,6 +360,11 @@ void Weights::index_orders() {
 std::vector<const GraphTensor*> Weights::input_scales(const GraphTensor* weight) const {
   const auto it = scales_.find(weight);
   return it == scales_.end() ? std::vector<const GraphTensor*>() : it->second;
+}
+
+std::string_view Weights::name_of(const GraphTensor* t) const {
+  const auto it = names_.find(t);
+  return it == names_.end() ? std::string_view() : std::string_view(it->second);
 }
 
 const GraphTensor* Weights::find(std::string_view name) const {

@@ -69,6 +69,8 @@ class Weights {
 
   /// The tensor, or nullptr.
   [[nodiscard]] const GraphTensor* find(std::string_view name) const;
+  /// The name of one of this model's tensors (not of a view made from it); empty otherwise.
+  [[nodiscard]] std::string_view name_of(const GraphTensor* t) const;
   /// The input order of a linear whose columns were stored reordered (`<name>.input_order`
   /// beside `<name>.weight`, GPTQ act-order), or nullptr.
   [[nodiscard]] const GraphTensor* input_order(const GraphTensor* weight) const;
@@ -106,6 +108,8 @@ class Weights {
   std::unordered_map<std::string, GraphTensor> tensors_;
   /// weight -> its input order (act-order GPTQ); nodes of tensors_, which never rehash after load.
   std::unordered_map<const GraphTensor*, const GraphTensor*> orders_;
+  /// tensor -> its name (keys of tensors_), for importance matrices.
+  std::unordered_map<const GraphTensor*, std::string> names_;
   /// weight -> the input scales of the linears sharing its input (static FP8 activations).
   std::unordered_map<const GraphTensor*, std::vector<const GraphTensor*>> scales_;
   std::vector<std::unique_ptr<Buffer>> buffers_;

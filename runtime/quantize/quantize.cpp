@@ -1,5 +1,7 @@
 #include "quantize/quantize.hpp"
 
+#include <algorithm>
+
 #include "gguf_tools/rewrite.hpp"
 
 namespace sy::quant_tool {
@@ -8,6 +10,26 @@ namespace {
 bool is_float(StorageType t) { return t == StorageType::F32 || t == StorageType::F16 || t == StorageType::BF16; }
 
 }  // namespace
+
+Result<std::vector<float>> importance_weights(const TensorDesc& t, const ImatrixEntry& e) {
+  const int64_t row = t.shape.empty() ? 1 : t.shape[0];
+  const int64_t n_mat = t.shape.size() >= 3 ? t.shape[2] : 1;
+  if (e.cols != row || e.n_mat() != n_mat)
+    return error::invalid_argument("the importance matrix has " + std::to_string(e.n_mat()) + " x " + std::to_string(e.cols) +
+                                   " values for tensor '" + t.name + "', which has " + std::to_string(n_mat) + " x " +
+                                   std::to_string(row) + "; it was made for another model");
+  std::vector<float> w(static_cast<size_t>(n_mat * row), 1.0f);
+  for (int64_t m = 0; m < n_mat; ++m) {
+    const auto imp = e.importance(m);
+    double mean = 0;
+    for (float v : imp) mean += v;
+    if (imp.empty() || !(mean > 0)) continue;
+    mean /= static_cast<double>(imp.size());
+    for (int64_t j = 0; j < row; ++j)
+      w[static_cast<size_t>(m * row + j)] = static_cast<float>(std::max(1e-3, imp[static_cast<size_t>(j)] / mean));
+  }
+  return w;
+}
 
 Result<QuantizeSummary> quantize_model(const std::filesystem::path& input, const std::filesystem::path& output,
                                        const QuantizeOptions& o, const gguf_tools::Progress& progress) {
@@ -41,6 +63,24 @@ Result<QuantizeSummary> quantize_model(const std::filesystem::path& input, const
     targets[i].type = to;
   }
   if (auto st = gguf_tools::fold_reader_tensors(in, targets, sum.notes); !st) return st;
+  if (o.imatrix) {
+    int64_t missing = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (!targets[i].keep || targets[i].type == all[i].type || is_float(targets[i].type)) continue;
+      const auto it = o.imatrix->entries.find(all[i].name);
+      if (it == o.imatrix->entries.end()) {
+        ++missing;
+        continue;
+      }
+      auto w = importance_weights(all[i], it->second);
+      if (!w) return w.status();
+      targets[i].importance = std::move(*w);
+      ++sum.weighted;
+    }
+    if (missing > 0)
+      sum.notes.push_back(std::to_string(missing) + " quantized tensors have no entry in the importance matrix and are "
+                          "quantized unweighted (llama-imatrix leaves out output.weight, and views of fused tensors)");
+  }
   sum.fallbacks = chooser->fallbacks();
 
   gguf_tools::MetaEntries md;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gguf_tools/rewrite.hpp"
+#include "quantize/imatrix.hpp"
 #include "quantize/tensor_types.hpp"
 
 namespace sy::quant_tool {
@@ -21,6 +22,9 @@ struct QuantizeOptions {
   TypeOptions types;
   bool allow_requantize = false;  ///< a source tensor already quantized may be quantized again
   int threads = 0;                ///< 0: every hardware thread
+  /// Importance matrix (`switchyard imatrix`): each quantized tensor it names is quantized
+  /// minimising the error weighted by its columns' mean squared activation.
+  const Imatrix* imatrix = nullptr;
 };
 
 using TensorReport = gguf_tools::TensorReport;
@@ -30,7 +34,15 @@ struct QuantizeSummary {
   size_t tensors = 0, quantized = 0;
   std::vector<std::string> fallbacks;
   std::vector<std::string> notes;  ///< about the input (a folder without tokenizer.json...)
+  size_t weighted = 0;             ///< tensors quantized with importance weights
 };
+
+/// The quantizer's weights for one tensor from an importance matrix entry: per matrix
+/// (expert), each column's mean squared activation scaled to a mean of 1 and floored at
+/// 1e-3, so a column no token used still counts a little; a matrix no token reached gets
+/// weights of 1 (the unweighted search). Errors name the tensor when the entry's shape
+/// does not fit it.
+Result<std::vector<float>> importance_weights(const TensorDesc& t, const ImatrixEntry& e);
 
 /// Quantizes `input` into `output`; `progress` (optional) is called after each tensor.
 Result<QuantizeSummary> quantize_model(const std::filesystem::path& input, const std::filesystem::path& output,

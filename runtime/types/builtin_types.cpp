@@ -14,7 +14,7 @@ namespace {
 using T = StorageType;
 using u8 = uint8_t;
 using DeqBlock = void (*)(const u8*, float*);
-using QuantBlock = void (*)(const float*, u8*);
+using QuantBlock = void (*)(const float*, const float*, u8*);
 
 // Row functions over a block function; n is a whole number of blocks (the registry checks).
 template <DeqBlock F, int BS, int BB>
@@ -25,7 +25,12 @@ void deq_row(const void* src, float* dst, int64_t n) noexcept {
 template <QuantBlock F, int BS, int BB>
 void quant_row(const float* src, void* dst, int64_t n) noexcept {
   auto* b = static_cast<u8*>(dst);
-  for (int64_t i = 0; i < n / BS; ++i) F(src + i * BS, b + i * BB);
+  for (int64_t i = 0; i < n / BS; ++i) F(src + i * BS, nullptr, b + i * BB);
+}
+template <QuantBlock F, int BS, int BB>
+void quant_row_weighted(const float* src, void* dst, int64_t n, const float* weights) noexcept {
+  auto* b = static_cast<u8*>(dst);
+  for (int64_t i = 0; i < n / BS; ++i) F(src + i * BS, weights + i * BS, b + i * BB);
 }
 
 uint16_t rd16(const u8* p) {
@@ -70,6 +75,7 @@ constexpr StorageTypeDesc gguf_q(const char* name) {
   d.flags = Q;
   d.dequantize_row = deq_row<D, BS, BB>;
   d.quantize_row = quant_row<Qf, BS, BB>;
+  d.quantize_row_weighted = quant_row_weighted<Qf, BS, BB>;
   return d;
 }
 // A type the runtime knows the geometry of but has no reference conversion for.

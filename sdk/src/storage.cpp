@@ -111,4 +111,19 @@ Status quantize_row(StorageType t, const float* src, void* dst, int64_t n) noexc
   return Status::ok();
 }
 
+bool can_quantize_weighted(StorageType t) noexcept {
+  const auto* d = storage_type_desc(t);
+  return d && d->quantize_row_weighted;
+}
+
+Status quantize_row_weighted(StorageType t, const float* src, void* dst, int64_t n, const float* weights) noexcept {
+  if (!services()) return detached();
+  const auto* info = storage_type_info(static_cast<uint32_t>(t));
+  if (!info) return error::invalid_argument("storage type id " + std::to_string(static_cast<uint32_t>(t)) + " is not registered");
+  if (!can_quantize_weighted(t)) return error::unsupported("no weighted quantizer for storage type " + std::string(info->name));
+  if (auto st = check_row(*info, n); !st) return st;
+  storage_type_desc(t)->quantize_row_weighted(src, dst, n, weights);
+  return Status::ok();
+}
+
 }  // namespace sy

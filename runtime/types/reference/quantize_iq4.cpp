@@ -20,14 +20,14 @@ int nearest_index(float v) {
   return v - kGrid[lo] < kGrid[hi] - v ? lo : hi;
 }
 
-double grid_err(const float* x, int n, float d, uint8_t* idx) {
+double grid_err(const float* x, const float* w, int n, float d, uint8_t* idx) {
   double err = 0;
   const float id = d != 0 ? 1.0f / d : 0.0f;
   for (int i = 0; i < n; ++i) {
     const int k = nearest_index(x[i] * id);
     if (idx) idx[i] = static_cast<uint8_t>(k);
     const double e = x[i] - d * kGrid[k];
-    err += e * e;
+    err += wt(w, i) * e * e;
   }
   return err;
 }
@@ -35,7 +35,7 @@ double grid_err(const float* x, int n, float d, uint8_t* idx) {
 // Best scale for a 32-value block on the grid: candidates from the reference
 // (d = max / grid[0], and +-7 steps) and half steps between, each refit by least squares.
 // `round16` judges candidates after f16 rounding (IQ4_NL stores d itself).
-float best_grid_scale(const float* x, int n, bool round16) {
+float best_grid_scale(const float* x, const float* w, int n, bool round16) {
   float amax = 0, max = 0;
   for (int i = 0; i < n; ++i)
     if (std::fabs(x[i]) > amax) {
@@ -48,15 +48,15 @@ float best_grid_scale(const float* x, int n, bool round16) {
   uint8_t idx[256];
   for (int t = -14; t <= 14; ++t) {
     const float id = (0.5f * static_cast<float>(t) + kGrid[0]) / max;
-    grid_err(x, n, 1.0f / id, idx);
+    grid_err(x, w, n, 1.0f / id, idx);
     double sxg = 0, sgg = 0;
     for (int i = 0; i < n; ++i) {
-      sxg += static_cast<double>(x[i]) * kGrid[idx[i]];
-      sgg += static_cast<double>(kGrid[idx[i]]) * kGrid[idx[i]];
+      sxg += wt(w, i) * x[i] * kGrid[idx[i]];
+      sgg += wt(w, i) * kGrid[idx[i]] * kGrid[idx[i]];
     }
     for (float d : {1.0f / id, sgg > 0 ? static_cast<float>(sxg / sgg) : 0.0f}) {
       if (round16) d = f16r(d);
-      const double e = grid_err(x, n, d, nullptr);
+      const double e = grid_err(x, w, n, d, nullptr);
       if (e < best) {
         best = e;
         best_d = d;
@@ -68,18 +68,18 @@ float best_grid_scale(const float* x, int n, bool round16) {
 
 }  // namespace
 
-void iq4_nl(const float* x, u8* b) {
-  const float d = best_grid_scale(x, 32, true);
+void iq4_nl(const float* x, const float* w, u8* b) {
+  const float d = best_grid_scale(x, w, 32, true);
   uint8_t idx[32];
-  grid_err(x, 32, d, idx);
+  grid_err(x, w, 32, d, idx);
   put16(b, fp32_to_fp16(d));
   for (int j = 0; j < 16; ++j) b[2 + j] = static_cast<u8>(idx[j] | (idx[j + 16] << 4));
 }
 
-void iq4_xs(const float* x, u8* b) {
+void iq4_xs(const float* x, const float* w, u8* b) {
   float sc[8], max_scale = 0, amax = 0;
   for (int i = 0; i < 8; ++i) {
-    sc[i] = best_grid_scale(x + 32 * i, 32, false);
+    sc[i] = best_grid_scale(x + 32 * i, w ? w + 32 * i : nullptr, 32, false);
     if (std::fabs(sc[i]) > amax) {
       amax = std::fabs(sc[i]);
       max_scale = sc[i];
@@ -90,13 +90,14 @@ void iq4_xs(const float* x, u8* b) {
   std::memset(b + 4, 0, 4);
   for (int i = 0; i < 8; ++i) {
     const float* xs = x + 32 * i;
+    const float* ws = w ? w + 32 * i : nullptr;
     int best_l = 0;
     if (d != 0) {
       const int l0 = clampi(nearest(sc[i] / d), -32, 31);
       double best = INFINITY;
       for (int dl = -1; dl <= 1; ++dl) {
         const int l = clampi(l0 + dl, -32, 31);
-        const double e = grid_err(xs, 32, d * static_cast<float>(l), nullptr);
+        const double e = grid_err(xs, ws, 32, d * static_cast<float>(l), nullptr);
         if (e < best) {
           best = e;
           best_l = l;
@@ -104,7 +105,7 @@ void iq4_xs(const float* x, u8* b) {
       }
     }
     uint8_t idx[32];
-    grid_err(xs, 32, d * static_cast<float>(best_l), idx);
+    grid_err(xs, ws, 32, d * static_cast<float>(best_l), idx);
     const int ls = best_l + 32;
     b[4 + i / 2] = static_cast<u8>(b[4 + i / 2] | ((ls & 0xf) << (4 * (i % 2))));
     sh = static_cast<uint16_t>(sh | ((ls >> 4) << (2 * i)));

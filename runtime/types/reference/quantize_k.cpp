@@ -10,10 +10,10 @@ namespace sy::quant {
 namespace {
 
 // Affine fit with a non-positive offset: x ~ s*q - m, q in [0, nmax], s >= 0, m >= 0.
-void fit_affine_nonneg_min(const float* x, int n, int nmax, float& s, float& m) {
+void fit_affine_nonneg_min(const float* x, const float* w, int n, int nmax, float& s, float& m) {
   uint8_t q[32];
   float d, off;
-  best_affine(x, n, nmax, q, d, off);
+  best_affine(x, w, n, nmax, q, d, off);
   if (off <= 0 && d >= 0) {
     s = d;
     m = -off;
@@ -26,25 +26,25 @@ void fit_affine_nonneg_min(const float* x, int n, int nmax, float& s, float& m) 
   m = 0;
 }
 
-double affine_err(const float* x, int n, int nmax, float dl, float ml, uint8_t* q) {
+double affine_err(const float* x, const float* w, int n, int nmax, float dl, float ml, uint8_t* q) {
   double err = 0;
   for (int i = 0; i < n; ++i) {
     const int l = dl > 0 ? clampi(nearest((x[i] + ml) / dl), 0, nmax) : 0;
     if (q) q[i] = static_cast<uint8_t>(l);
     const double e = x[i] - (dl * static_cast<float>(l) - ml);
-    err += e * e;
+    err += wt(w, i) * e * e;
   }
   return err;
 }
 
 // The shared two-level scheme of Q2_K, Q4_K and Q5_K. Outputs f16 d, dmin, the integer
 // scale and min of each sub-block, and every level.
-void k_affine(const float* x, int n_sub, int sub_len, int nmax, int smax, float& d, float& dmin, uint8_t* ls,
-              uint8_t* lm, uint8_t* levels) {
+void k_affine(const float* x, const float* w, int n_sub, int sub_len, int nmax, int smax, float& d, float& dmin,
+              uint8_t* ls, uint8_t* lm, uint8_t* levels) {
   float sc[16], mn[16];
   float max_scale = 0, max_min = 0;
   for (int i = 0; i < n_sub; ++i) {
-    fit_affine_nonneg_min(x + i * sub_len, sub_len, nmax, sc[i], mn[i]);
+    fit_affine_nonneg_min(x + i * sub_len, w ? w + i * sub_len : nullptr, sub_len, nmax, sc[i], mn[i]);
     max_scale = std::max(max_scale, sc[i]);
     max_min = std::max(max_min, mn[i]);
   }
@@ -52,31 +52,32 @@ void k_affine(const float* x, int n_sub, int sub_len, int nmax, int smax, float&
   dmin = f16r(max_min / static_cast<float>(smax));
   for (int i = 0; i < n_sub; ++i) {
     const float* xs = x + i * sub_len;
+    const float* ws = w ? w + i * sub_len : nullptr;
     const int l0 = d > 0 ? clampi(nearest(sc[i] / d), 0, smax) : 0;
     const int m0 = dmin > 0 ? clampi(nearest(mn[i] / dmin), 0, smax) : 0;
     double best = INFINITY;
     for (int dl = -1; dl <= 1; ++dl)
       for (int dm = -1; dm <= 1; ++dm) {
         const int l = clampi(l0 + dl, 0, smax), m = clampi(m0 + dm, 0, smax);
-        const double e = affine_err(xs, sub_len, nmax, d * static_cast<float>(l), dmin * static_cast<float>(m), nullptr);
+        const double e = affine_err(xs, ws, sub_len, nmax, d * static_cast<float>(l), dmin * static_cast<float>(m), nullptr);
         if (e < best) {
           best = e;
           ls[i] = static_cast<uint8_t>(l);
           lm[i] = static_cast<uint8_t>(m);
         }
       }
-    affine_err(xs, sub_len, nmax, d * ls[i], dmin * lm[i], levels + i * sub_len);
+    affine_err(xs, ws, sub_len, nmax, d * ls[i], dmin * lm[i], levels + i * sub_len);
   }
 }
 
 // Symmetric two-level scheme of Q3_K and Q6_K: signed integer sub-block scales in [slo, shi]
 // against one f16 d, levels in [lo, hi].
-float k_symmetric(const float* x, int lo, int hi, int slo, int shi, int8_t* ls, int8_t* levels) {
+float k_symmetric(const float* x, const float* w, int lo, int hi, int slo, int shi, int8_t* ls, int8_t* levels) {
   float sc[16];
   float max_scale = 0, amax = 0;
   int8_t tmp[16];
   for (int i = 0; i < 16; ++i) {
-    sc[i] = best_symmetric(x + 16 * i, 16, lo, hi, tmp);
+    sc[i] = best_symmetric(x + 16 * i, w ? w + 16 * i : nullptr, 16, lo, hi, tmp);
     if (std::fabs(sc[i]) > amax) {
       amax = std::fabs(sc[i]);
       max_scale = sc[i];
@@ -99,7 +100,7 @@ float k_symmetric(const float* x, int lo, int hi, int slo, int shi, int8_t* ls, 
       for (int j = 0; j < 16; ++j) {
         const int q = s != 0 ? clampi(nearest(xs[j] / s), lo, hi) : 0;
         const double e = xs[j] - s * static_cast<float>(q);
-        err += e * e;
+        err += wt(w, 16 * i + j) * e * e;
       }
       if (err < best) {
         best = err;
@@ -128,10 +129,10 @@ void pack_scale_min_k4(const uint8_t* sc, const uint8_t* m, u8* s) {
 
 }  // namespace
 
-void q2_k(const float* x, u8* b) {
+void q2_k(const float* x, const float* w, u8* b) {
   float d, dmin;
   uint8_t ls[16], lm[16], L[256];
-  k_affine(x, 16, 16, 3, 15, d, dmin, ls, lm, L);
+  k_affine(x, w, 16, 16, 3, 15, d, dmin, ls, lm, L);
   for (int i = 0; i < 16; ++i) b[i] = static_cast<u8>(ls[i] | (lm[i] << 4));
   u8* qs = b + 16;
   std::memset(qs, 0, 64);
@@ -142,9 +143,9 @@ void q2_k(const float* x, u8* b) {
   put16(b + 82, fp32_to_fp16(dmin));
 }
 
-void q3_k(const float* x, u8* b) {
+void q3_k(const float* x, const float* w, u8* b) {
   int8_t ls[16], L[256];
-  const float d = k_symmetric(x, -4, 3, -32, 31, ls, L);
+  const float d = k_symmetric(x, w, -4, 3, -32, 31, ls, L);
   u8* hm = b;
   u8* qs = b + 32;
   u8* sc = b + 96;
@@ -167,10 +168,10 @@ void q3_k(const float* x, u8* b) {
   put16(b + 108, fp32_to_fp16(d));
 }
 
-void q4_k(const float* x, u8* b) {
+void q4_k(const float* x, const float* w, u8* b) {
   float d, dmin;
   uint8_t ls[8], lm[8], L[256];
-  k_affine(x, 8, 32, 15, 63, d, dmin, ls, lm, L);
+  k_affine(x, w, 8, 32, 15, 63, d, dmin, ls, lm, L);
   put16(b, fp32_to_fp16(d));
   put16(b + 2, fp32_to_fp16(dmin));
   pack_scale_min_k4(ls, lm, b + 4);
@@ -179,10 +180,10 @@ void q4_k(const float* x, u8* b) {
     for (int l = 0; l < 32; ++l) qs[32 * p + l] = static_cast<u8>(L[64 * p + l] | (L[64 * p + 32 + l] << 4));
 }
 
-void q5_k(const float* x, u8* b) {
+void q5_k(const float* x, const float* w, u8* b) {
   float d, dmin;
   uint8_t ls[8], lm[8], L[256];
-  k_affine(x, 8, 32, 31, 63, d, dmin, ls, lm, L);
+  k_affine(x, w, 8, 32, 31, 63, d, dmin, ls, lm, L);
   put16(b, fp32_to_fp16(d));
   put16(b + 2, fp32_to_fp16(dmin));
   pack_scale_min_k4(ls, lm, b + 4);
@@ -197,9 +198,9 @@ void q5_k(const float* x, u8* b) {
     }
 }
 
-void q6_k(const float* x, u8* b) {
+void q6_k(const float* x, const float* w, u8* b) {
   int8_t ls[16], L[256];
-  const float d = k_symmetric(x, -32, 31, -128, 127, ls, L);
+  const float d = k_symmetric(x, w, -32, 31, -128, 127, ls, L);
   u8* ql = b;
   u8* qh = b + 128;
   std::memset(b, 0, 192);
@@ -217,7 +218,7 @@ void q6_k(const float* x, u8* b) {
 
 // Q8_K is the activation type of the K-quant dot products: f32 scale, plus the sums of
 // each 16 levels that the Q2_K..Q5_K kernels need for their mins.
-void q8_k(const float* x, u8* b) {
+void q8_k(const float* x, const float*, u8* b) {
   float amax = 0, max = 0;
   for (int i = 0; i < 256; ++i)
     if (std::fabs(x[i]) > amax) {

@@ -3,16 +3,16 @@
 
 namespace sy::quant {
 
-void q4_0(const float* x, u8* b) {
+void q4_0(const float* x, const float* w, u8* b) {
   int8_t q[32];
-  const float d = best_symmetric(x, 32, -8, 7, q);
+  const float d = best_symmetric(x, w, 32, -8, 7, q);
   put16(b, fp32_to_fp16(d));
   for (int j = 0; j < 16; ++j) b[2 + j] = static_cast<u8>((q[j] + 8) | ((q[j + 16] + 8) << 4));
 }
 
-void q5_0(const float* x, u8* b) {
+void q5_0(const float* x, const float* w, u8* b) {
   int8_t q[32];
-  const float d = best_symmetric(x, 32, -16, 15, q);
+  const float d = best_symmetric(x, w, 32, -16, 15, q);
   put16(b, fp32_to_fp16(d));
   uint32_t qh = 0;
   for (int j = 0; j < 16; ++j) {
@@ -24,19 +24,19 @@ void q5_0(const float* x, u8* b) {
   std::memcpy(b + 2, &qh, 4);
 }
 
-void q4_1(const float* x, u8* b) {
+void q4_1(const float* x, const float* w, u8* b) {
   uint8_t q[32];
   float d, m;
-  best_affine(x, 32, 15, q, d, m);
+  best_affine(x, w, 32, 15, q, d, m);
   put16(b, fp32_to_fp16(d));
   put16(b + 2, fp32_to_fp16(m));
   for (int j = 0; j < 16; ++j) b[4 + j] = static_cast<u8>(q[j] | (q[j + 16] << 4));
 }
 
-void q5_1(const float* x, u8* b) {
+void q5_1(const float* x, const float* w, u8* b) {
   uint8_t q[32];
   float d, m;
-  best_affine(x, 32, 31, q, d, m);
+  best_affine(x, w, 32, 31, q, d, m);
   put16(b, fp32_to_fp16(d));
   put16(b + 2, fp32_to_fp16(m));
   uint32_t qh = 0;
@@ -48,17 +48,17 @@ void q5_1(const float* x, u8* b) {
   std::memcpy(b + 4, &qh, 4);
 }
 
-void q8_0(const float* x, u8* b) {
+void q8_0(const float* x, const float* w, u8* b) {
   int8_t q[32];
-  const float d = best_symmetric(x, 32, -127, 127, q);
+  const float d = best_symmetric(x, w, 32, -127, 127, q);
   put16(b, fp32_to_fp16(d));
   std::memcpy(b + 2, q, 32);
 }
 
 // Q8_1 is an activation type: d plus s = d * sum(q), which the Q4_1/Q5_1 dot products use.
-void q8_1(const float* x, u8* b) {
+void q8_1(const float* x, const float*, u8* b) {
   int8_t q[32];
-  const float d = best_symmetric(x, 32, -127, 127, q);
+  const float d = best_symmetric(x, nullptr, 32, -127, 127, q);
   int sum = 0;
   for (int j = 0; j < 32; ++j) sum += q[j];
   put16(b, fp32_to_fp16(d));

@@ -6,7 +6,7 @@
 
 namespace sy::quant {
 
-float best_symmetric(const float* x, int n, int lo, int hi, int8_t* q) {
+float best_symmetric(const float* x, const float* w, int n, int lo, int hi, int8_t* q) {
   float amax = 0, max = 0;
   for (int i = 0; i < n; ++i)
     if (std::fabs(x[i]) > amax) {
@@ -31,8 +31,8 @@ float best_symmetric(const float* x, int n, int lo, int hi, int8_t* q) {
       double sxq = 0, sqq = 0;
       for (int i = 0; i < n; ++i) {
         cand[i] = static_cast<int8_t>(clampi(nearest(x[i] * id), lo, hi));
-        sxq += static_cast<double>(x[i]) * cand[i];
-        sqq += static_cast<double>(cand[i]) * cand[i];
+        sxq += wt(w, i) * x[i] * cand[i];
+        sqq += wt(w, i) * cand[i] * cand[i];
       }
       // The unrefit d (the reference's) and the least-squares d for these levels.
       for (int refit = 0; refit < 2; ++refit) {
@@ -40,7 +40,7 @@ float best_symmetric(const float* x, int n, int lo, int hi, int8_t* q) {
         double err = 0;
         for (int i = 0; i < n; ++i) {
           const double e = x[i] - d * static_cast<float>(cand[i]);
-          err += e * e;
+          err += wt(w, i) * e * e;
         }
         if (err < best_err) {
           best_err = err;
@@ -56,7 +56,7 @@ float best_symmetric(const float* x, int n, int lo, int hi, int8_t* q) {
   return best_d;
 }
 
-void best_affine(const float* x, int n, int nmax, uint8_t* q, float& d_out, float& m_out) {
+void best_affine(const float* x, const float* w, int n, int nmax, uint8_t* q, float& d_out, float& m_out) {
   float mn = x[0], mx = x[0];
   for (int i = 1; i < n; ++i) {
     mn = std::min(mn, x[i]);
@@ -75,26 +75,28 @@ void best_affine(const float* x, int n, int nmax, uint8_t* q, float& d_out, floa
     const float scale = (mx - mn) / (static_cast<float>(nmax) + 0.1f * static_cast<float>(k));
     if (scale <= 0) continue;
     const float iscale = 1.0f / scale;
-    double sx = 0, sq = 0, sxq = 0, sqq = 0;
+    double sw = 0, sx = 0, sq = 0, sxq = 0, sqq = 0;
     for (int i = 0; i < n; ++i) {
       cand[i] = static_cast<uint8_t>(clampi(nearest((x[i] - mn) * iscale), 0, nmax));
-      sx += x[i];
-      sq += cand[i];
-      sxq += static_cast<double>(x[i]) * cand[i];
-      sqq += static_cast<double>(cand[i]) * cand[i];
+      const double wi = wt(w, i);
+      sw += wi;
+      sx += wi * x[i];
+      sq += wi * cand[i];
+      sxq += wi * x[i] * cand[i];
+      sqq += wi * cand[i] * cand[i];
     }
-    const double det = n * sqq - sq * sq;
+    const double det = sw * sqq - sq * sq;
     float fits[2][2] = {{scale, mn}, {scale, mn}};
     if (det > 0) {
-      fits[1][0] = static_cast<float>((n * sxq - sx * sq) / det);
-      fits[1][1] = static_cast<float>((sx - fits[1][0] * sq) / n);
+      fits[1][0] = static_cast<float>((sw * sxq - sx * sq) / det);
+      fits[1][1] = static_cast<float>((sx - fits[1][0] * sq) / sw);
     }
     for (const auto& f : fits) {
       const float d = f16r(f[0]), m = f16r(f[1]);
       double err = 0;
       for (int i = 0; i < n; ++i) {
         const double e = x[i] - (static_cast<float>(cand[i]) * d + m);
-        err += e * e;
+        err += wt(w, i) * e * e;
       }
       if (err < best_err) {
         best_err = err;

@@ -45,6 +45,14 @@ bool can_quantize(StorageType type) noexcept;
 /// never worse than llama.cpp's reference recipe, which is always one of the candidates.
 Status quantize_row(StorageType type, const float* src, void* dst, int64_t n) noexcept;
 
+/// True when quantize_row_weighted() supports `type`.
+bool can_quantize_weighted(StorageType type) noexcept;
+
+/// As quantize_row(), minimising the squared error weighted per element: `weights` holds n
+/// values >= 0 (a column's importance, from `switchyard imatrix`). Equal weights give
+/// quantize_row()'s result. Errors: unsupported type, bad n.
+Status quantize_row_weighted(StorageType type, const float* src, void* dst, int64_t n, const float* weights) noexcept;
+
 /// Rows per group of an interleaved layout (16 for the _X16 types); 1 for a row-major type.
 int interleave_rows(StorageType type) noexcept;
 

@@ -12,7 +12,8 @@
 //   SWITCHYARD_STORAGE_TYPES(my_types)
 //
 // Added in ABI 3.1: plain structs with a leading struct_size, so a later minor version can
-// append fields and still read tables written against this one.
+// append fields and still read tables written against this one (3.2 appended
+// quantize_row_weighted; a 3.1 table reads it as absent).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +30,9 @@ namespace sy {
 using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n) noexcept;
 /// Reference conversion of `n` floats (a whole number of blocks) into the type.
 using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n) noexcept;
+/// The same, minimising sum_i weights[i] * (src[i] - value_i)^2 (weights >= 0, one per
+/// element: importance from `switchyard imatrix`). Added in ABI 3.2.
+using QuantizeRowWeightedFn = void (*)(const float* src, void* dst, int64_t n, const float* weights) noexcept;
 /// Converts `rows` rows of `n` elements of the type into the type named by repack_to, exactly
 /// (every value the same after dequantization); rows are contiguous on both sides.
 using RepackRowsFn = void (*)(const void* src, void* dst, int64_t n, int64_t rows) noexcept;
@@ -58,6 +62,7 @@ struct StorageTypeDesc {
   const char* repack_to = nullptr;
   RepackRowsFn repack = nullptr;
   DotRowFn dot = nullptr;  ///< optional reference dot (tests dequantize and dot in f64 without one)
+  QuantizeRowWeightedFn quantize_row_weighted = nullptr;  ///< optional; ABI 3.2
 };
 
 /// The types one plugin brings.
