@@ -100,6 +100,18 @@ const std::vector<Example>& examples() {
       {"quantize", "switchyard quantize ./Qwen3-8B Q4_K_M",
        "Straight from a Hugging Face folder: writes ./Qwen3-8B/ggml-model-Q4_K_M.gguf."},
 
+      {"imatrix", "switchyard imatrix -m model-f16.gguf -f calibration.txt -o imatrix.gguf",
+       "Importance matrix on a text, in chunks of 512 tokens (llama.cpp's imatrix GGUF)."},
+      {"imatrix", "switchyard imatrix -m model-f16.gguf -f calibration.txt -c 256 --chunks 100 -o imatrix.gguf",
+       "Chunks of 256 tokens, at most 100 of them."},
+      {"quantize", "switchyard quantize --imatrix imatrix.gguf model-f16.gguf model-q4_k_m.gguf Q4_K_M",
+       "Each tensor the matrix names quantized with its columns' importance as weights."},
+
+      {"eval", "switchyard eval configs/eval/kv-q8-vs-f16.yaml",
+       "Pipelines against the reference on a prompt set; exit 3 when a threshold is crossed."},
+      {"eval", "switchyard eval gate.yaml --report out/report.md --json --max-prompts 4",
+       "The first 4 prompts only; the figures as JSON, the report and plot under out/."},
+
       {"convert", "switchyard convert ./Qwen3-8B",
        "A Hugging Face folder to ./Qwen3-8B/ggml-model-auto.gguf, bf16 kept bf16, tokenizer and chat template included."},
       {"convert", "switchyard convert ./Qwen3-8B-AWQ --outtype f16 --outfile qwen3-8b-f16.gguf",

@@ -14,9 +14,6 @@
 
 namespace sy::model {
 
-/// What the engine provides for one step. Index arrays have one entry per token, except
-/// out_rows (n_outputs) and block_tables (table_blocks x table_rows). Tokens of a sequence
-/// are consecutive.
 /// A linear's input kept by a step (StepInputs::linear_taps): the weight, the graph tensor
 /// its product reads ([cols, rows...], before any static quantization or reordering) and,
 /// for a stack of experts (matmul_id), the ids tensor choosing each row's expert.
@@ -26,6 +23,9 @@ struct LinearTap {
   graph::TensorId ids = -1;
 };
 
+/// What the engine provides for one step. Index arrays have one entry per token, except
+/// out_rows (n_outputs) and block_tables (table_blocks x table_rows). Tokens of a sequence
+/// are consecutive.
 struct StepInputs {
   int64_t n_tokens = 0, n_outputs = 0;
   const int32_t* tokens = nullptr;
