@@ -121,8 +121,15 @@ const std::vector<Example>& examples() {
        "Shards of at most 4 GiB of tensors: model-00001-of-0000N.gguf ..."},
       {"gguf", "switchyard gguf merge model-00001-of-00003.gguf model.gguf", "The shards back into one file."},
 
+      {"verify", "switchyard verify ./Qwen3-8B --all",
+       "A Hugging Face folder: every shard its index names, tensors in bounds; each file's SHA-256 printed."},
       {"verify", "switchyard verify model-00001-of-00003.gguf --sha256 SHA256SUMS",
        "Every shard present and whole, every tensor inside its file, each digest as published."},
+
+      {"serve", "switchyard serve -m model.gguf --port 8080",
+       "An OpenAI-compatible server on 127.0.0.1:8080 (/v1/chat/completions, /v1/completions, /v1/models)."},
+      {"serve", "switchyard serve -P configs/chat-24gb.yaml --host 0.0.0.0 --api-key secret",
+       "The pipeline's model and placement, on every interface, clients sending the key."},
 
       {"help", "switchyard help", "List the commands."},
       {"help", "switchyard help run", "One command's options and examples (the same as switchyard run --help)."},

@@ -21,7 +21,7 @@ check_exact() {
   echo "ok   [$name]"
 }
 
-commands="plugins validate inspect run synth plan tokenize detokenize template chat conformance bench help completion"
+commands="plugins validate inspect run synth plan tokenize detokenize template chat conformance bench serve perplexity quantize imatrix eval convert gguf verify help completion"
 set_hint="Any pipeline key can be set with --set KEY=VALUE (e.g. --set context.length=8192); see 'switchyard help run'."
 
 # --- Unknown options and stray words ---------------------------------------------------
