@@ -126,6 +126,12 @@ Status run_one(const EvalSpec& spec, const PipelineEntry& e, const std::vector<P
     if (log) log(e.name + ": prompt " + std::to_string(i + 1) + "/" + std::to_string(prompts.size()) + " (" + prompts[i].id + ")");
     auto ids = tokenize(prompts[i], r, *p);
     if (!ids) return Status(ids.status().code(), "pipeline '" + e.name + "', prompt " + prompts[i].id + ": " + ids.status().message());
+    const int64_t n_ctx = r.engine->kv().config().n_ctx;
+    if (static_cast<int64_t>(ids->size()) + spec.max_tokens > n_ctx)
+      return error::invalid_argument("pipeline '" + e.name + "', prompt " + prompts[i].id + ": its " +
+                                     std::to_string(ids->size()) + " tokens and max_tokens " + std::to_string(spec.max_tokens) +
+                                     " do not fit the context of " + std::to_string(n_ctx) +
+                                     " (context.length); raise it (set: [ context.length=N ]) or lower max_tokens");
     PromptOutcome o;
     auto g = generate(session, *ids, spec.max_tokens, greedy, {}, nullptr);
     if (!g) return Status(g.status().code(), "pipeline '" + e.name + "', prompt " + prompts[i].id + ": " + g.status().message());

@@ -83,6 +83,8 @@ check "a bad prompt line" 1 'bad\.jsonl:2: each line must be one JSON object' --
 check "a pipeline that does not load" 1 "pipeline 'again'" -- bash -c "
   sed 's/  again: stories.yaml/  again: { pipeline: stories.yaml, set: [ context.kv_type=q9 ] }/' '$tmp/gate.yaml' > '$tmp/bk.yaml'
   '$exe' eval '$tmp/bk.yaml' --report '$tmp/bk.md'"
+check "a prompt and max_tokens past the context" 1 "do not fit the context of 256 \\(context.length\\)" -- \
+  "$exe" eval "$tmp/gate.yaml" --max-tokens 300 --report "$tmp/ctx.md"
 check "a report in a missing folder, before any model loads" 1 '--report' -- "$exe" eval "$tmp/gate.yaml" --report "$tmp/no/r.md"
 
 # The shipped examples name the shared folder beside the checkout.
