@@ -98,6 +98,7 @@ int run_quantize(const QuantizeArgs& a) {
             << (a.pure ? " (--pure)" : "") << "\n";
   std::optional<quant_tool::Imatrix> imatrix;
   if (!a.imatrix.empty()) {
+    if (auto st = util::check_input_file(a.imatrix, "--imatrix"); !st) return fail(st.message());
     auto m = quant_tool::read_imatrix(a.imatrix);
     if (!m) return fail(m.status().message());
     imatrix = std::move(*m);

@@ -28,6 +28,7 @@ check "quantize --imatrix reads llama-imatrix's file" 0 'quantize: 30 tensors qu
 check "a matrix made for another model" 1 "tensor 'blk\.0\.attn_q\.weight', which has 1 x 256; it was made for another model" -- \
   "$exe" quantize --imatrix "$tmp/im.gguf" "$shared/fixtures/llama-e256-f16.gguf" "$tmp/x.gguf" Q4_0
 check "a model is not a matrix" 1 'is not an importance matrix' -- "$exe" quantize --imatrix "$model" "$model" "$tmp/x.gguf" Q4_0
+check "a missing matrix" 1 "--imatrix '.*nothing\.gguf' does not exist" -- "$exe" quantize --imatrix "$tmp/nothing.gguf" "$model" "$tmp/x.gguf" Q4_0
 check "imatrix without a text" 1 'give the text to collect on: -f FILE' -- "$exe" imatrix -m "$model"
 check "imatrix: a text too short for two chunks" 1 'tokens' -- bash -c "echo 'Once upon a time' > '$tmp/short.txt'; '$exe' imatrix -m '$model' -f '$tmp/short.txt' -c 128 -o '$tmp/s.gguf'"
 
