@@ -23,7 +23,7 @@ struct ArchInfo {
 constexpr ArchInfo kArchs[] = {
     {"LlamaForCausalLM", "llama", true, false},      {"MixtralForCausalLM", "llama", true, true},
     {"Qwen2ForCausalLM", "qwen2", false, false},     {"Qwen3ForCausalLM", "qwen3", false, false},
-    {"Qwen3MoeForCausalLM", "qwen3moe", false, true},
+    {"Qwen3MoeForCausalLM", "qwen3moe", false, true},    {"Qwen2MoeForCausalLM", "qwen2moe", false, true},
     // Qwen3.5/3.6: the text model of the multimodal class (vision and MTP tensors are
     // skipped), or of a text-only export.
     {"Qwen3_5MoeForConditionalGeneration", "qwen35moe", false, true},
@@ -66,7 +66,7 @@ std::string text_or(const json& j, const char* key, std::string def) {
 
 const char* supported_architectures() noexcept {
   return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
-         "Qwen3_5MoeForConditionalGeneration, Qwen3_5MoeForCausalLM";
+         "Qwen2MoeForCausalLM, Qwen3_5MoeForConditionalGeneration, Qwen3_5MoeForCausalLM";
 }
 
 const json* quantization_config(const json& cfg) {
@@ -218,10 +218,26 @@ Result<HfConfig> read_config(const json& cfg, const std::string& file) {
       return error::unsupported(file + ": '" + where + "norm_topk_prob' is false, but the engine's " + c.arch +
                                 " graph always renormalises the chosen experts' weights; such a model is not "
                                 "supported");
+    // Qwen2-MoE (Qwen1.5-MoE): the engine's graph, as llama.cpp's, keeps the chosen experts'
+    // softmax weights as they are, which is transformers' norm_topk_prob: false (its default),
+    // and puts experts in every layer (decoder_sparse_step 1, no mlp_only_layers).
+    if (c.arch == "qwen2moe") {
+      if (f.boolean("norm_topk_prob").value_or(false))
+        return error::unsupported(file + ": '" + where + "norm_topk_prob' is true, but the engine's qwen2moe graph "
+                                  "does not renormalise the chosen experts' weights; such a model is not supported");
+      const auto step = f.integer("decoder_sparse_step", 1, 1, kMaxCount);
+      const auto it = t.find("mlp_only_layers");
+      if (step && *step != 1)
+        return error::unsupported(file + ": '" + where + "decoder_sparse_step' is " + std::to_string(*step) +
+                                  "; the engine's qwen2moe graph has experts in every layer");
+      if (it != t.end() && !(it->is_array() && it->empty()))
+        return error::unsupported(file + ": '" + where + "mlp_only_layers' is not empty; the engine's qwen2moe graph "
+                                  "has experts in every layer");
+    }
     if (const auto sh = f.integer("shared_expert_intermediate_size", 0, 0, kMaxWidth); sh && *sh > 0)
       md.set(p + "expert_shared_feed_forward_length", static_cast<uint32_t>(*sh));
     if (!f.status()) return f.status();
-    md.set(p + "expert_weights_norm", true);
+    if (c.arch != "qwen2moe") md.set(p + "expert_weights_norm", true);
   }
   for (const json* j : {&t, &cfg}) {
     if (auto bos = j->find("bos_token_id"); bos != j->end() && bos->is_number_unsigned())

@@ -8,10 +8,13 @@
 //  - quantize reading the folder writes the same tensor bytes as quantize reading that
 //    folder's f32 GGUF;
 //  - a split set holds every tensor once with its bytes, loads as one model with the same
-//    logits, and merges back into the original tensors.
+//    logits, and merges back into the original tensors;
+//  - the Qwen-family fixtures (llama.cpp's layout of each architecture) written back as the
+//    Hugging Face folders they would have come from convert to their own tensors and keys.
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <map>
 #include <iterator>
 #include <span>
 #include <fstream>
@@ -26,6 +29,7 @@
 #include "parse.hpp"
 #include "split.hpp"
 #include "quantize/quantize.hpp"
+#include "safetensors_bytes.hpp"
 #include "support.hpp"
 
 namespace convert_test {
@@ -222,4 +226,119 @@ TEST_CASE("gguf split and merge: every tensor once, the same model, and back", "
   REQUIRE(merged);
   CHECK((*merged)->shard_count() == 1);
   CHECK(!(*merged)->metadata().contains("split.count"));
+}
+
+namespace convert_test {
+
+// The Hugging Face name of a Qwen-family GGUF tensor (transformers' Qwen2/Qwen3/Qwen2-MoE/
+// Qwen3-MoE modules); "" for a stack of experts (written per expert by the caller).
+std::string hf_name(const std::string& g) {
+  static const std::vector<std::pair<std::string, std::string>> layer{
+      {"attn_norm.weight", "input_layernorm.weight"},         {"ffn_norm.weight", "post_attention_layernorm.weight"},
+      {"attn_q.weight", "self_attn.q_proj.weight"},           {"attn_k.weight", "self_attn.k_proj.weight"},
+      {"attn_v.weight", "self_attn.v_proj.weight"},           {"attn_q.bias", "self_attn.q_proj.bias"},
+      {"attn_k.bias", "self_attn.k_proj.bias"},               {"attn_v.bias", "self_attn.v_proj.bias"},
+      {"attn_output.weight", "self_attn.o_proj.weight"},      {"attn_q_norm.weight", "self_attn.q_norm.weight"},
+      {"attn_k_norm.weight", "self_attn.k_norm.weight"},      {"ffn_gate.weight", "mlp.gate_proj.weight"},
+      {"ffn_up.weight", "mlp.up_proj.weight"},                {"ffn_down.weight", "mlp.down_proj.weight"},
+      {"ffn_gate_inp.weight", "mlp.gate.weight"},             {"ffn_gate_inp_shexp.weight", "mlp.shared_expert_gate.weight"},
+      {"ffn_gate_shexp.weight", "mlp.shared_expert.gate_proj.weight"},
+      {"ffn_up_shexp.weight", "mlp.shared_expert.up_proj.weight"},
+      {"ffn_down_shexp.weight", "mlp.shared_expert.down_proj.weight"}};
+  if (g == "token_embd.weight") return "model.embed_tokens.weight";
+  if (g == "output_norm.weight") return "model.norm.weight";
+  if (g == "output.weight") return "lm_head.weight";
+  const auto dot = g.find('.', 4);
+  const std::string n = g.substr(4, dot - 4), rest = g.substr(dot + 1);
+  for (const auto& [from, to] : layer)
+    if (rest == from) return "model.layers." + n + "." + to;
+  REQUIRE((rest.find("_exps.") != std::string::npos));
+  return "";
+}
+
+// A GGUF fixture (F32) written back as the Hugging Face folder it would have come from.
+void write_folder(const fs::path& gguf, const fs::path& dir) {
+  auto m = sy::gguf::Model::open(gguf);
+  REQUIRE(m);
+  const auto& md = (*m)->metadata();
+  const std::string arch = *md.get_string("general.architecture");
+  const std::string p = arch + ".";
+  const std::map<std::string, std::string> classes{{"qwen2", "Qwen2ForCausalLM"}, {"qwen3", "Qwen3ForCausalLM"},
+                                                   {"qwen2moe", "Qwen2MoeForCausalLM"}, {"qwen3moe", "Qwen3MoeForCausalLM"}};
+  std::vector<sy::test::StEntry> st;
+  bool has_output = false;
+  const auto ts = (*m)->tensors();
+  for (size_t i = 0; i < ts.size(); ++i) {
+    REQUIRE(ts[i].type == sy::StorageType::F32);
+    auto v = (*m)->view(i);
+    REQUIRE(v);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(v->data());
+    std::vector<int64_t> shape(ts[i].shape.rbegin(), ts[i].shape.rend());  // GGUF lists the fastest dimension first
+    has_output = has_output || ts[i].name == "output.weight";
+    const std::string name = hf_name(ts[i].name);
+    if (name.empty()) {  // blk.N.ffn_{gate,up,down}_exps: one matrix per expert
+      const std::string n = ts[i].name.substr(4, ts[i].name.find('.', 4) - 4);
+      const std::string kind = ts[i].name.substr(ts[i].name.find("ffn_") + 4, ts[i].name.find("_exps") - ts[i].name.find("ffn_") - 4);
+      const int64_t experts = ts[i].shape[2];
+      const size_t each = v->size() / static_cast<size_t>(experts);
+      for (int64_t e = 0; e < experts; ++e)
+        st.push_back({"model.layers." + n + ".mlp.experts." + std::to_string(e) + "." + kind + "_proj.weight", "F32",
+                      {ts[i].shape[1], ts[i].shape[0]}, {bytes + e * each, bytes + (e + 1) * each}});
+      continue;
+    }
+    if (ts[i].name.ends_with("ffn_gate_inp_shexp.weight")) shape = {1, ts[i].shape[0]};
+    st.push_back({name, "F32", shape, {bytes, bytes + v->size()}});
+  }
+  nlohmann::json cfg{{"architectures", {classes.at(arch)}},
+                     {"hidden_size", *md.get_int(p + "embedding_length")},
+                     {"num_hidden_layers", *md.get_int(p + "block_count")},
+                     {"num_attention_heads", *md.get_int(p + "attention.head_count")},
+                     {"num_key_value_heads", *md.get_int(p + "attention.head_count_kv")},
+                     {"intermediate_size", *md.get_int(p + "feed_forward_length")},
+                     {"rms_norm_eps", *md.get_float(p + "attention.layer_norm_rms_epsilon")},
+                     {"rope_theta", *md.get_float(p + "rope.freq_base")},
+                     {"max_position_embeddings", *md.get_int(p + "context_length")},
+                     {"vocab_size", ts[0].name == "token_embd.weight" ? ts[0].shape[1] : 512},
+                     {"tie_word_embeddings", !has_output}};
+  if (auto kl = md.get_int(p + "attention.key_length")) cfg["head_dim"] = *kl;
+  if (auto n = md.get_int(p + "expert_count")) {
+    cfg["num_experts"] = *n;
+    cfg["num_experts_per_tok"] = *md.get_int(p + "expert_used_count");
+    cfg["moe_intermediate_size"] = *md.get_int(p + "expert_feed_forward_length");
+    cfg["norm_topk_prob"] = arch == "qwen3moe";
+    if (auto sh = md.get_int(p + "expert_shared_feed_forward_length")) cfg["shared_expert_intermediate_size"] = *sh;
+  }
+  sy::test::write_bytes(dir / "config.json", cfg.dump());
+  sy::test::write_bytes(dir / "model.safetensors", sy::test::safetensors_bytes(st));
+}
+
+}  // namespace convert_test
+
+TEST_CASE("convert: a Qwen-family fixture written back as a Hugging Face folder converts to the fixture", "[convert]") {
+  // The fixtures are llama.cpp's layout of each architecture: converting the folder they
+  // would have come from must give their tensors byte for byte, and their hyper-parameters.
+  sy::test::TempDir tmp;
+  for (const char* name : {"qwen2-bias-e64-f32", "qwen3-qknorm-e64-f32", "qwen2moe-e64-f32", "qwen3moe-e64-f32"}) {
+    SECTION(name) {
+      const fs::path fixture = fs::path(SY_SHARED_DIR) / "fixtures" / (std::string(name) + ".gguf");
+      write_folder(fixture, tmp / name);
+      convert(tmp / name, tmp / "out.gguf", gt::OutType::f32);
+      const auto want = tensor_bytes_of(fixture), got = tensor_bytes_of(tmp / "out.gguf");
+      for (const auto& [t, bytes] : want) {
+        INFO(t);
+        REQUIRE(got.count(t) == 1);
+        CHECK(got.at(t) == bytes);
+      }
+      CHECK(got.size() == want.size());
+      auto a = sy::gguf::Model::open(fixture), b = sy::gguf::Model::open(tmp / "out.gguf");
+      REQUIRE(a);
+      REQUIRE(b);
+      for (const auto& [key, value] : (*a)->metadata().entries()) {
+        if (key.starts_with("general.") || key.starts_with("tokenizer.")) continue;
+        INFO(key);
+        if ((*a)->metadata().get_int(key)) CHECK((*b)->metadata().get_int(key) == (*a)->metadata().get_int(key));
+        else if ((*a)->metadata().get_float(key)) CHECK((*b)->metadata().get_float(key) == Approx(*(*a)->metadata().get_float(key)));
+      }
+    }
+  }
 }
