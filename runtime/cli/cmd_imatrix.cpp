@@ -15,7 +15,6 @@
 #include "quality/log_probs.hpp"
 #include "quality/perplexity.hpp"
 #include "quantize/imatrix.hpp"
-#include "util/parse_number.hpp"
 #include "util/read_file.hpp"
 
 namespace sy::cli {
@@ -37,19 +36,12 @@ int run_imatrix(const ImatrixArgs& a) {
   if (a.flags.list_devices) return list_devices(std::cout);
   if (a.text_file.empty()) return fail("give the text to collect on: -f FILE");
   if (auto st = util::check_output_path(a.output, "-o"); !st) return fail(st.message());
-  int64_t n_ctx = 512, batch = 2048;
-  if (a.flags.ctx) {
-    const auto c = util::parse_integer<int64_t>(*a.flags.ctx, 4, kMaxTokens);
-    if (!c.ok()) return fail("-c " + *a.flags.ctx + ": give a whole number of tokens, at least 4");
-    n_ctx = c.value;
-  }
-  if (a.flags.batch) {
-    const auto b = util::parse_integer<int64_t>(*a.flags.batch, 1, kMaxTokens);
-    if (!b.ok()) return fail("-b " + *a.flags.batch + ": give a whole number of tokens, at least 1");
-    batch = b.value;
-  }
+  auto n_ctx = token_count_flag(a.flags.ctx, "-c", 512, 4);
+  if (!n_ctx) return fail(n_ctx.status().message());
+  auto batch = token_count_flag(a.flags.batch, "-b", 2048, 1);
+  if (!batch) return fail(batch.status().message());
   int64_t eff_batch = 0;
-  PipelineFlags f = chunked_flags(a.flags, n_ctx, batch, eff_batch);
+  PipelineFlags f = chunked_flags(a.flags, *n_ctx, *batch, eff_batch);
   auto p = load_with_flags("imatrix", f);
   if (!p) return 1;
   auto rt = engine::bring_up(*p);
@@ -60,9 +52,9 @@ int run_imatrix(const ImatrixArgs& a) {
   auto text = util::read_file(a.text_file, "-f");
   if (!text) return fail(text.status().message());
   const auto tokens = tk->encode(*text, true, false);
-  auto plan = quality::plan_chunks(static_cast<int64_t>(tokens.size()), n_ctx, a.chunks, eff_batch);
+  auto plan = quality::plan_chunks(static_cast<int64_t>(tokens.size()), *n_ctx, a.chunks, eff_batch);
   if (!plan) return fail(plan.status().message());
-  std::cerr << "imatrix: " << tokens.size() << " tokens, " << plan->chunks << " chunks of " << n_ctx << "\n";
+  std::cerr << "imatrix: " << tokens.size() << " tokens, " << plan->chunks << " chunks of " << *n_ctx << "\n";
 
   quant_tool::ImatrixCollector collector(a.process_output);
   eng.observe_linears([&collector](const engine::LinearInput& in) { return collector.add(in); });
@@ -85,10 +77,10 @@ int run_imatrix(const ImatrixArgs& a) {
 
   quant_tool::Imatrix& m = collector.result();
   m.datasets.push_back(a.text_file);
-  m.chunk_size = n_ctx;
+  m.chunk_size = *n_ctx;
   m.chunk_count = plan->chunks;
   if (m.entries.empty())
-    return fail("no linear's input was collected (chunks of " + std::to_string(n_ctx) +
+    return fail("no linear's input was collected (chunks of " + std::to_string(*n_ctx) +
                 " tokens; plain matrices count only in steps of 16 tokens or more)");
   if (auto st = quant_tool::write_imatrix(m, a.output); !st) return fail(st.message());
   int64_t partial = 0;

@@ -21,7 +21,6 @@
 #include "quality/kld.hpp"
 #include "quality/logit_file.hpp"
 #include "quality/perplexity.hpp"
-#include "util/parse_number.hpp"
 #include "util/read_file.hpp"
 
 namespace sy::cli {
@@ -41,15 +40,6 @@ struct PerplexityArgs {
 int fail(const std::string& msg) {
   std::cerr << "switchyard perplexity: " << msg << "\n";
   return 1;
-}
-
-Result<int64_t> flag_int(const std::optional<std::string>& v, const char* flag, int64_t fallback, int64_t lo) {
-  if (!v) return fallback;
-  const auto r = util::parse_integer<int64_t>(*v, lo, kMaxTokens);
-  if (!r.ok())
-    return error::invalid_argument(std::string(flag) + " " + *v + ": give a whole number of tokens, at least " +
-                                   std::to_string(lo));
-  return r.value;
 }
 
 std::string fixed(double v, int digits) {
@@ -99,7 +89,7 @@ int run_perplexity(PerplexityArgs a) {
 
   // The chunk size and batch: -c and -b as llama-perplexity reads them (512 and 2048); with
   // a reference, its chunk size.
-  auto batch = flag_int(a.flags.batch, "-b", 2048, 1);
+  auto batch = token_count_flag(a.flags.batch, "-b", 2048, 1);
   if (!batch) return fail(batch.status().message());
   std::optional<quality::LogitFileReader> ref;
   int64_t n_ctx = 512;
@@ -112,7 +102,7 @@ int run_perplexity(PerplexityArgs a) {
       return fail("-c " + *a.flags.ctx + ": " + a.kl_file + " was computed with chunks of " + std::to_string(n_ctx) +
                   " tokens; drop -c or give -c " + std::to_string(n_ctx));
   } else {
-    auto c = flag_int(a.flags.ctx, "-c", 512, 4);
+    auto c = token_count_flag(a.flags.ctx, "-c", 512, 4);
     if (!c) return fail(c.status().message());
     n_ctx = *c;
   }

@@ -514,4 +514,13 @@ PipelineFlags chunked_flags(const PipelineFlags& flags, int64_t n_ctx, int64_t b
   return f;
 }
 
+Result<int64_t> token_count_flag(const std::optional<std::string>& v, const char* flag, int64_t fallback, int64_t lo) {
+  if (!v) return fallback;
+  const auto r = util::parse_integer<int64_t>(*v, lo, kMaxTokens);
+  if (!r.ok())
+    return error::invalid_argument(std::string(flag) + " " + *v + ": give a whole number of tokens, at least " +
+                                   std::to_string(lo));
+  return r.value;
+}
+
 }  // namespace sy::cli

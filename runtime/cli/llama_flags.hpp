@@ -65,6 +65,10 @@ std::optional<uint64_t> resolve_random_seed(PipelineFlags& f);
 /// stderr; nullopt means exit with status 1.
 std::optional<pipeline::Pipeline> load_with_flags(const std::string& command, PipelineFlags& f);
 
+/// A token count given as a flag (-c, -b): `fallback` when absent; else a whole number from
+/// `lo`, or an error naming the flag and its value.
+Result<int64_t> token_count_flag(const std::optional<std::string>& v, const char* flag, int64_t fallback, int64_t lo);
+
 /// The flags of a chunked evaluation (perplexity, imatrix), as llama-perplexity sizes it:
 /// context n_ctx, as many sequences as whole chunks fit in `batch`, that many chunks' tokens
 /// per batch (`eff_batch`), and a ubatch no larger.
