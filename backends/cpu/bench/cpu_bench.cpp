@@ -24,6 +24,7 @@
 
 #include "executor.hpp"
 #include "matmul.hpp"
+#include "switchyard/cpu.hpp"
 #include "switchyard/graph.hpp"
 #include "switchyard/quant.hpp"
 
@@ -45,6 +46,14 @@ __attribute__((target("avx2"))) uint64_t sum_avx2(const uint8_t* p, size_t n) {
   return static_cast<uint64_t>(_mm256_extract_epi64(acc, 0));
 }
 
+// Baseline x86-64 (SSE2), for CPUs without AVX2.
+uint64_t sum_sse2(const uint8_t* p, size_t n) {
+  __m128i acc = _mm_setzero_si128();
+  for (size_t i = 0; i + 64 <= n; i += 64)
+    for (size_t j = 0; j < 64; j += 16) acc = _mm_xor_si128(acc, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + j)));
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(acc));
+}
+
 void memory_bandwidth(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const size_t bytes = size_t{1} << 30;
@@ -55,8 +64,9 @@ void memory_bandwidth(benchmark::State& state) {
   // hardware prefetchers follow best, so the probe measures what memory can really give.
   const int64_t chunks = 2 * threads;
   std::vector<uint64_t> sink(static_cast<size_t>(threads) * 8);
+  const auto sum = cpu_has("avx2") ? sum_avx2 : sum_sse2;
   for (auto _ : state)
-    pool.run(chunks, [&](int64_t c, int t) { sink[static_cast<size_t>(t) * 8] += sum_avx2(buf + c * (bytes / chunks), bytes / chunks); });
+    pool.run(chunks, [&](int64_t c, int t) { sink[static_cast<size_t>(t) * 8] += sum(buf + c * (bytes / chunks), bytes / chunks); });
   benchmark::DoNotOptimize(sink.data());
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
   std::free(buf);

@@ -6,6 +6,9 @@
 #include <cstring>
 
 namespace sy::cpu {
+// Internal linkage: a helper compiled with one unit's ISA flags must never be the copy that
+// another unit (or the baseline code) links to (dot_tables.hpp).
+namespace {
 
 inline float ld_f32(const uint8_t* p) {
   float v;
@@ -47,4 +50,5 @@ inline size_t group_sums_offset(int64_t n, int g) {
 inline size_t row_bytes(int64_t n) { return group_sums_offset(n, 128) + 4 * static_cast<size_t>(n / 128); }
 
 }  // namespace q8g
+}  // namespace
 }  // namespace sy::cpu

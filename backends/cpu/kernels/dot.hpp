@@ -93,6 +93,8 @@ DotKernel dot_kernel_scalar_x16(StorageType weight);
 /// FP8_*_B128); an empty DotKernel for other types.
 DotKernel dot_kernel_scalar_grouped(StorageType weight);
 #if defined(__x86_64__)
+// The kernels of one ISA, for dispatch and tests. Asking is safe on any CPU (dot_tables.hpp);
+// calling a kernel returned needs its ISA.
 DotKernel dot_kernel_avx2(StorageType weight);
 DotKernel dot_kernel_avx512(StorageType weight);
 /// Optional AVX-512 extensions the CPU has.
@@ -100,18 +102,9 @@ struct Avx512Ext {
   bool vnni = false;  ///< avx512vnni: vpdpbusd
   bool bf16 = false;  ///< avx512bf16: vdpbf16ps
 };
-/// The AVX-512 kernel, preferring a variant for an extension the CPU has.
+/// The AVX-512 kernel, preferring a variant for an extension the CPU has: VNNI for the
+/// integer types and the interleaved layouts (offered only there), BF16 for BF16 weights.
 DotKernel dot_kernel_avx512_best(StorageType weight, Avx512Ext ext);
-/// The VNNI kernels of the interleaved types; an empty DotKernel for other types.
-DotKernel dot_kernel_avx512_vnni_x16(StorageType weight);
-/// Those of the interleaved grouped 4-bit types (I4_G*_X16, dot_avx512_vnni_i4x16.cpp),
-/// which dot_kernel_avx512_vnni_x16() also returns.
-DotKernel dot_kernel_avx512_vnni_i4x16(StorageType weight);
-/// The grouped integer and FP8 block types' kernels per ISA (dot_grouped_*.cpp); an empty
-/// DotKernel for other types (and, for VNNI, for the FP8 types, which have no integer dot).
-DotKernel dot_kernel_avx2_grouped(StorageType weight);
-DotKernel dot_kernel_avx512_grouped(StorageType weight);
-DotKernel dot_kernel_avx512_vnni_grouped(StorageType weight);
 #endif
 
 }  // namespace sy::cpu

@@ -2,7 +2,7 @@
 // has them. Types without a specialised kernel here fall back to the scalar ones.
 #include <cstring>
 
-#include "dot.hpp"
+#include "dot_tables.hpp"
 #include "kquant_scales.hpp"
 #include "kquant_scales_simd.hpp"
 #include "switchyard/quant.hpp"
@@ -407,31 +407,30 @@ float dot_q3_k(int64_t n, const void* w, const void* a) {
   return hsum(acc);
 }
 
+constexpr DotKernel q8_0(DotFn f, Dot4Fn f4 = nullptr) { return {StorageType::Q8_0, f, act_q8_0, Isa::avx2, f4}; }
+constexpr DotKernel q8_k(DotFn f, Dot4Fn f4 = nullptr) { return {StorageType::Q8_K, f, act_q8_k, Isa::avx2, f4}; }
+
+// Q4_0, Q5_K and IQ4_XS take their 4-row kernels from dot_avx2_dot4.cpp's table.
+constexpr KernelEntry kEntries[] = {
+    {StorageType::F32, {StorageType::F32, dot_f32, act_f32, Isa::avx2}},
+    {StorageType::F16, {StorageType::F32, dot_f16, act_f32, Isa::avx2}},
+    {StorageType::BF16, {StorageType::BF16, dot_bf16, act_bf16, Isa::avx2}},
+    {StorageType::Q8_0, q8_0(dot_q8_0, dot4_q8_0)},
+    {StorageType::Q4_0, q8_0(dot_q4_0)},
+    {StorageType::Q4_K, q8_k(dot_q4_k, dot4_q4_k)},
+    {StorageType::Q6_K, q8_k(dot_q6_k, dot4_q6_k)},
+    {StorageType::Q5_K, q8_k(dot_q5_k)},
+    {StorageType::Q4_1, q8_0(dot_q4_1)},
+    {StorageType::Q5_0, q8_0(dot_q5_0)},
+    {StorageType::Q5_1, q8_0(dot_q5_1)},
+    {StorageType::IQ4_NL, q8_0(dot_iq4_nl)},
+    {StorageType::IQ4_XS, q8_k(dot_iq4_xs)},
+    {StorageType::Q2_K, q8_k(dot_q2_k)},
+    {StorageType::Q3_K, q8_k(dot_q3_k)},
+};
+
 }  // namespace
 
-DotKernel dot_kernel_avx2(StorageType w) {
-  using T = StorageType;
-  switch (w) {
-    case T::F32: return {T::F32, dot_f32, act_f32, Isa::avx2};
-    case T::F16: return {T::F32, dot_f16, act_f32, Isa::avx2};
-    case T::BF16: return {T::BF16, dot_bf16, act_bf16, Isa::avx2};
-    case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx2, dot4_q8_0};
-    case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx2, dot4_avx2(w)};
-    case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx2, dot4_q4_k};
-    case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx2, dot4_q6_k};
-    case T::Q5_K: return {T::Q8_K, dot_q5_k, act_q8_k, Isa::avx2, dot4_avx2(w)};
-    case T::Q4_1: return {T::Q8_0, dot_q4_1, act_q8_0, Isa::avx2};
-    case T::Q5_0: return {T::Q8_0, dot_q5_0, act_q8_0, Isa::avx2};
-    case T::Q5_1: return {T::Q8_0, dot_q5_1, act_q8_0, Isa::avx2};
-    case T::IQ4_NL: return {T::Q8_0, dot_iq4_nl, act_q8_0, Isa::avx2};
-    case T::IQ4_XS: return {T::Q8_K, dot_iq4_xs, act_q8_k, Isa::avx2, dot4_avx2(w)};
-    case T::Q2_K: return {T::Q8_K, dot_q2_k, act_q8_k, Isa::avx2};
-    case T::Q3_K: return {T::Q8_K, dot_q3_k, act_q8_k, Isa::avx2};
-    default: {
-      const DotKernel grouped = dot_kernel_avx2_grouped(w);
-      return grouped.dot ? grouped : dot_kernel_scalar(w);
-    }
-  }
-}
+constinit const KernelTable kAvx2Kernels{kEntries};
 
 }  // namespace sy::cpu

@@ -3,7 +3,7 @@
 // the single-row kernels of dot_avx2.cpp. Built with the AVX2 flags only.
 #include <cstring>
 
-#include "dot.hpp"
+#include "dot_tables.hpp"
 #include "kquant_scales.hpp"
 #include "simd_avx2.hpp"
 
@@ -109,15 +109,15 @@ void dot4_iq4_xs(int64_t n, const void* w, const void* a, size_t stride, float o
   for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]);
 }
 
+// Only the 4-row kernels: dot_kernel_avx2() adds them to dot_avx2.cpp's entries.
+constexpr KernelEntry kEntries[] = {
+    {StorageType::Q4_0, {.dot4 = dot4_q4_0}},
+    {StorageType::Q5_K, {.dot4 = dot4_q5_k}},
+    {StorageType::IQ4_XS, {.dot4 = dot4_iq4_xs}},
+};
+
 }  // namespace
 
-Dot4Fn dot4_avx2(StorageType w) {
-  switch (w) {
-    case StorageType::Q4_0: return dot4_q4_0;
-    case StorageType::Q5_K: return dot4_q5_k;
-    case StorageType::IQ4_XS: return dot4_iq4_xs;
-    default: return nullptr;
-  }
-}
+constinit const KernelTable kAvx2Dot4{kEntries};
 
 }  // namespace sy::cpu

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "dot.hpp"
+#include "dot_tables.hpp"
 #include "kquant_scales.hpp"
 #include "simd_avx512.hpp"
 
@@ -315,33 +315,18 @@ void dot4_q6_k(int64_t n, const void* w, const void* a, size_t stride, float out
   for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
 }
 
+// The other types: dot_avx512_extra.cpp, then dot_grouped_avx512.cpp, then AVX2.
+constexpr KernelEntry kEntries[] = {
+    {StorageType::F32, {StorageType::F32, dot_f32, act_f32, Isa::avx512}},
+    {StorageType::F16, {StorageType::F32, dot_f16, act_f32, Isa::avx512}},
+    {StorageType::Q8_0, {StorageType::Q8_0, dot_q8_0, act_q8_0, Isa::avx512, dot4_q8_0}},
+    {StorageType::Q4_0, {StorageType::Q8_0, dot_q4_0, act_q8_0, Isa::avx512}},
+    {StorageType::Q4_K, {StorageType::Q8_K, dot_q4_k, act_q8_k, Isa::avx512, dot4_q4_k}},
+    {StorageType::Q6_K, {StorageType::Q8_K, dot_q6_k, act_q8_k, Isa::avx512, dot4_q6_k}},
+};
+
 }  // namespace
 
-DotKernel dot_kernel_avx512_best(StorageType w, Avx512Ext ext) {
-  if (ext.vnni) {
-    if (const DotKernel k = dot_kernel_avx512_vnni(w); k.dot) return k;
-    if (const DotKernel k = dot_kernel_avx512_vnni_x16(w); k.group1) return k;
-  }
-  if (ext.bf16)
-    if (const DotKernel k = dot_kernel_avx512_bf16(w); k.dot) return k;
-  return dot_kernel_avx512(w);
-}
-
-DotKernel dot_kernel_avx512(StorageType w) {
-  using T = StorageType;
-  switch (w) {
-    case T::F32: return {T::F32, dot_f32, act_f32, Isa::avx512};
-    case T::F16: return {T::F32, dot_f16, act_f32, Isa::avx512};
-    case T::Q8_0: return {T::Q8_0, dot_q8_0, act_q8_0, Isa::avx512, dot4_q8_0};
-    case T::Q4_0: return {T::Q8_0, dot_q4_0, act_q8_0, Isa::avx512};
-    case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx512, dot4_q4_k};
-    case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx512, dot4_q6_k};
-    default: {
-      if (const DotKernel extra = dot_kernel_avx512_extra(w); extra.dot) return extra;
-      const DotKernel grouped = dot_kernel_avx512_grouped(w);
-      return grouped.dot ? grouped : dot_kernel_avx2(w);
-    }
-  }
-}
+constinit const KernelTable kAvx512Kernels{kEntries};
 
 }  // namespace sy::cpu

@@ -24,11 +24,12 @@ float dot_bf16(int64_t n, const void* w, const void* a) {
   return s;
 }
 
+constexpr KernelEntry kEntries[] = {
+    {StorageType::BF16, {StorageType::BF16, dot_bf16, act_bf16, Isa::avx512}},
+};
+
 }  // namespace
 
-DotKernel dot_kernel_avx512_bf16(StorageType w) {
-  if (w == StorageType::BF16) return {StorageType::BF16, dot_bf16, act_bf16, Isa::avx512};
-  return {};
-}
+constinit const KernelTable kAvx512Bf16{kEntries};
 
 }  // namespace sy::cpu

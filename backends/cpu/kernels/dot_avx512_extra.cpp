@@ -250,22 +250,23 @@ float dot_iq4_xs(int64_t n, const void* w, const void* a) {
   return _mm512_reduce_add_ps(acc);
 }
 
+constexpr DotKernel q8_0(DotFn f) { return {StorageType::Q8_0, f, act_q8_0, Isa::avx512}; }
+constexpr DotKernel q8_k(DotFn f) { return {StorageType::Q8_K, f, act_q8_k, Isa::avx512}; }
+
+constexpr KernelEntry kEntries[] = {
+    {StorageType::BF16, {StorageType::BF16, dot_bf16, act_bf16, Isa::avx512}},
+    {StorageType::Q4_1, q8_0(dot_q4_1)},
+    {StorageType::Q5_0, q8_0(dot_q5_0)},
+    {StorageType::Q5_1, q8_0(dot_q5_1)},
+    {StorageType::IQ4_NL, q8_0(dot_iq4_nl)},
+    {StorageType::Q2_K, q8_k(dot_q2_k)},
+    {StorageType::Q3_K, q8_k(dot_q3_k)},
+    {StorageType::Q5_K, q8_k(dot_q5_k)},
+    {StorageType::IQ4_XS, q8_k(dot_iq4_xs)},
+};
+
 }  // namespace
 
-DotKernel dot_kernel_avx512_extra(StorageType w) {
-  using T = StorageType;
-  switch (w) {
-    case T::BF16: return {T::BF16, dot_bf16, act_bf16, Isa::avx512};
-    case T::Q4_1: return {T::Q8_0, dot_q4_1, act_q8_0, Isa::avx512};
-    case T::Q5_0: return {T::Q8_0, dot_q5_0, act_q8_0, Isa::avx512};
-    case T::Q5_1: return {T::Q8_0, dot_q5_1, act_q8_0, Isa::avx512};
-    case T::IQ4_NL: return {T::Q8_0, dot_iq4_nl, act_q8_0, Isa::avx512};
-    case T::Q2_K: return {T::Q8_K, dot_q2_k, act_q8_k, Isa::avx512};
-    case T::Q3_K: return {T::Q8_K, dot_q3_k, act_q8_k, Isa::avx512};
-    case T::Q5_K: return {T::Q8_K, dot_q5_k, act_q8_k, Isa::avx512};
-    case T::IQ4_XS: return {T::Q8_K, dot_iq4_xs, act_q8_k, Isa::avx512};
-    default: return {};
-  }
-}
+constinit const KernelTable kAvx512Extra{kEntries};
 
 }  // namespace sy::cpu

@@ -163,23 +163,21 @@ void dot4_affine32(int64_t n, const void* w, const void* a, size_t stride, float
   affine32_rows<L, 4>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), stride, out);
 }
 
+template <class L>
+constexpr KernelEntry sym(StorageType w) { return {w, {StorageType::Q8_0, sym32<L>, act_q8_0, Isa::avx512, dot4_sym32<L>}}; }
+template <class L>
+constexpr KernelEntry affine(StorageType w) {
+  return {w, {StorageType::Q8_0, affine32<L>, act_q8_0, Isa::avx512, dot4_affine32<L>}};
+}
+
+// The K-quants are dot_avx512_vnni_k.cpp's, the grouped types dot_grouped_avx512_vnni.cpp's.
+constexpr KernelEntry kEntries[] = {
+    sym<Q4_0L>(StorageType::Q4_0),     sym<Q8_0L>(StorageType::Q8_0),       sym<Q5_0L>(StorageType::Q5_0),
+    sym<IQ4_NLL>(StorageType::IQ4_NL), affine<Q4_1L>(StorageType::Q4_1), affine<Q5_1L>(StorageType::Q5_1),
+};
+
 }  // namespace
 
-DotKernel dot_kernel_avx512_vnni(StorageType w) {
-  using T = StorageType;
-  auto q0 = [](DotFn f, Dot4Fn f4) { return DotKernel{T::Q8_0, f, act_q8_0, Isa::avx512, f4}; };
-  switch (w) {
-    case T::Q4_0: return q0(sym32<Q4_0L>, dot4_sym32<Q4_0L>);
-    case T::Q8_0: return q0(sym32<Q8_0L>, dot4_sym32<Q8_0L>);
-    case T::Q5_0: return q0(sym32<Q5_0L>, dot4_sym32<Q5_0L>);
-    case T::IQ4_NL: return q0(sym32<IQ4_NLL>, dot4_sym32<IQ4_NLL>);
-    case T::Q4_1: return q0(affine32<Q4_1L>, dot4_affine32<Q4_1L>);
-    case T::Q5_1: return q0(affine32<Q5_1L>, dot4_affine32<Q5_1L>);
-    default: {
-      const DotKernel k = dot_kernel_avx512_vnni_k(w);
-      return k.dot ? k : dot_kernel_avx512_vnni_grouped(w);
-    }
-  }
-}
+constinit const KernelTable kAvx512Vnni{kEntries};
 
 }  // namespace sy::cpu

@@ -8,11 +8,9 @@
 #include "simd_avx512.hpp"
 
 namespace sy::cpu {
-
-/// The VNNI kernels of the K-quants and IQ4_XS (dot_avx512_vnni_k.cpp); an empty
-/// DotKernel for other types.
-DotKernel dot_kernel_avx512_vnni_k(StorageType w);
-
+// Internal linkage: a helper compiled with one unit's ISA flags must never be the copy that
+// another unit (or the baseline code) links to (dot_tables.hpp).
+namespace {
 namespace avx512_vnni {
 
 using avx512::u8;
@@ -87,4 +85,5 @@ inline void scales2_affine(const u8* w0, const u8* w1, const u8* a0, const u8* a
 }
 
 }  // namespace avx512_vnni
+}  // namespace
 }  // namespace sy::cpu

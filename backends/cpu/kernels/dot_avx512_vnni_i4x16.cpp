@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "act_q8_sums.hpp"
-#include "dot.hpp"
+#include "dot_tables.hpp"
 #include "simd_avx512.hpp"
 
 namespace sy::cpu {
@@ -92,21 +92,19 @@ void i4g_x16(int64_t n, const void* w, const void* a, size_t stride, float* cons
 }
 
 template <int G>
-DotKernel kernel() {
-  DotKernel k{StorageType::Q8_0, nullptr, act_q8_0_gsums, Isa::avx512};
-  k.group1 = i4g_x16<G, 1>, k.group4 = i4g_x16<G, 4>, k.act_bytes = act_q8_0_gsums_bytes;
-  return k;
+constexpr DotKernel kernel() {
+  return {.act_type = StorageType::Q8_0, .quantize_act = act_q8_0_gsums, .isa = Isa::avx512, .group1 = i4g_x16<G, 1>,
+          .group4 = i4g_x16<G, 4>, .act_bytes = act_q8_0_gsums_bytes};
 }
+
+constexpr KernelEntry kEntries[] = {
+    {StorageType::I4_G32_X16, kernel<32>()},
+    {StorageType::I4_G64_X16, kernel<64>()},
+    {StorageType::I4_G128_X16, kernel<128>()},
+};
 
 }  // namespace
 
-DotKernel dot_kernel_avx512_vnni_i4x16(StorageType w) {
-  switch (w) {
-    case StorageType::I4_G32_X16: return kernel<32>();
-    case StorageType::I4_G64_X16: return kernel<64>();
-    case StorageType::I4_G128_X16: return kernel<128>();
-    default: return {};
-  }
-}
+constinit const KernelTable kAvx512VnniI4x16{kEntries};
 
 }  // namespace sy::cpu

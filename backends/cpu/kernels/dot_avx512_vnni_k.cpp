@@ -185,17 +185,17 @@ float dot_q5_k(int64_t n, const void* w, const void* a) { return one(q45k<true, 
 float dot_iq4_xs(int64_t n, const void* w, const void* a) { return one(iq4xs<1>, n, w, a); }
 float dot_q6_k(int64_t n, const void* w, const void* a) { return one(q6k<1>, n, w, a); }
 
+constexpr DotKernel q8_k(DotFn f, Dot4Fn f4) { return {StorageType::Q8_K, f, act_q8_k, Isa::avx512, f4}; }
+
+constexpr KernelEntry kEntries[] = {
+    {StorageType::Q4_K, q8_k(dot_q4_k, q45k<false, 4>)},
+    {StorageType::Q5_K, q8_k(dot_q5_k, q45k<true, 4>)},
+    {StorageType::IQ4_XS, q8_k(dot_iq4_xs, iq4xs<4>)},
+    {StorageType::Q6_K, q8_k(dot_q6_k, q6k<4>)},
+};
+
 }  // namespace
 
-DotKernel dot_kernel_avx512_vnni_k(StorageType w) {
-  using T = StorageType;
-  switch (w) {
-    case T::Q4_K: return {T::Q8_K, dot_q4_k, act_q8_k, Isa::avx512, q45k<false, 4>};
-    case T::Q5_K: return {T::Q8_K, dot_q5_k, act_q8_k, Isa::avx512, q45k<true, 4>};
-    case T::IQ4_XS: return {T::Q8_K, dot_iq4_xs, act_q8_k, Isa::avx512, iq4xs<4>};
-    case T::Q6_K: return {T::Q8_K, dot_q6_k, act_q8_k, Isa::avx512, q6k<4>};
-    default: return {};
-  }
-}
+constinit const KernelTable kAvx512VnniK{kEntries};
 
 }  // namespace sy::cpu

@@ -174,25 +174,19 @@ void q0_x16(int64_t n, const void* w, const void* a, size_t stride, float* const
   for (int t = 0; t < T; ++t) _mm512_storeu_ps(out[t], acc[t]);
 }
 
+constexpr KernelEntry kEntries[] = {
+    {StorageType::Q4_K_X16,
+     {.act_type = StorageType::Q8_K, .quantize_act = act_q8_k, .isa = Isa::avx512, .group1 = q4k_x16<1>, .group4 = q4k_x16<4>}},
+    {StorageType::Q4_0_X16,
+     {.act_type = StorageType::Q8_0, .quantize_act = act_q8_0_sums, .isa = Isa::avx512, .group1 = q0_x16<true, 1>,
+      .group4 = q0_x16<true, 4>, .act_bytes = act_q8_0_sums_bytes}},
+    {StorageType::Q8_0_X16,
+     {.act_type = StorageType::Q8_0, .quantize_act = act_q8_0_sums, .isa = Isa::avx512, .group1 = q0_x16<false, 1>,
+      .group4 = q0_x16<false, 4>, .act_bytes = act_q8_0_sums_bytes}},
+};
+
 }  // namespace
 
-DotKernel dot_kernel_avx512_vnni_x16(StorageType w) {
-  DotKernel k;
-  switch (w) {
-    case StorageType::Q4_K_X16:
-      k = {StorageType::Q8_K, nullptr, act_q8_k, Isa::avx512};
-      k.group1 = q4k_x16<1>, k.group4 = q4k_x16<4>;
-      return k;
-    case StorageType::Q4_0_X16:
-      k = {StorageType::Q8_0, nullptr, act_q8_0_sums, Isa::avx512};
-      k.group1 = q0_x16<true, 1>, k.group4 = q0_x16<true, 4>, k.act_bytes = act_q8_0_sums_bytes;
-      return k;
-    case StorageType::Q8_0_X16:
-      k = {StorageType::Q8_0, nullptr, act_q8_0_sums, Isa::avx512};
-      k.group1 = q0_x16<false, 1>, k.group4 = q0_x16<false, 4>, k.act_bytes = act_q8_0_sums_bytes;
-      return k;
-    default: return dot_kernel_avx512_vnni_i4x16(w);
-  }
-}
+constinit const KernelTable kAvx512VnniX16{kEntries};
 
 }  // namespace sy::cpu

@@ -150,28 +150,21 @@ void fp8_dot4(int64_t n, const void* w, const void* a, size_t stride, float out[
   fp8_rows<E5M2, 4>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), stride, out);
 }
 
+template <int G, int Bits>
+constexpr KernelEntry integer(StorageType w) {
+  return {w, {.act_type = StorageType::Q8_0, .dot = grouped_dot<G, Bits>, .quantize_act = act_q8_0_gsums, .isa = Isa::avx2,
+              .dot4 = grouped_dot4<G, Bits>, .act_bytes = act_q8_0_gsums_bytes}};
+}
+
+constexpr KernelEntry kEntries[] = {
+    integer<32, 4>(StorageType::I4_G32), integer<64, 4>(StorageType::I4_G64), integer<128, 4>(StorageType::I4_G128),
+    integer<32, 8>(StorageType::I8_G32), integer<64, 8>(StorageType::I8_G64), integer<128, 8>(StorageType::I8_G128),
+    {StorageType::FP8_E4M3_B128, {StorageType::F32, fp8_dot<false>, act_f32, Isa::avx2, fp8_dot4<false>}},
+    {StorageType::FP8_E5M2_B128, {StorageType::F32, fp8_dot<true>, act_f32, Isa::avx2, fp8_dot4<true>}},
+};
+
 }  // namespace
 
-DotKernel dot_kernel_avx2_grouped(StorageType w) {
-  using T = StorageType;
-  DotKernel k{T::Q8_0, nullptr, act_q8_0_gsums, Isa::avx2};
-  k.act_bytes = act_q8_0_gsums_bytes;
-  const auto set = [&](DotFn f, Dot4Fn f4) {
-    k.dot = f;
-    k.dot4 = f4;
-    return k;
-  };
-  switch (w) {
-    case T::I4_G32: return set(grouped_dot<32, 4>, grouped_dot4<32, 4>);
-    case T::I4_G64: return set(grouped_dot<64, 4>, grouped_dot4<64, 4>);
-    case T::I4_G128: return set(grouped_dot<128, 4>, grouped_dot4<128, 4>);
-    case T::I8_G32: return set(grouped_dot<32, 8>, grouped_dot4<32, 8>);
-    case T::I8_G64: return set(grouped_dot<64, 8>, grouped_dot4<64, 8>);
-    case T::I8_G128: return set(grouped_dot<128, 8>, grouped_dot4<128, 8>);
-    case T::FP8_E4M3_B128: return {T::F32, fp8_dot<false>, act_f32, Isa::avx2, fp8_dot4<false>};
-    case T::FP8_E5M2_B128: return {T::F32, fp8_dot<true>, act_f32, Isa::avx2, fp8_dot4<true>};
-    default: return {};
-  }
-}
+constinit const KernelTable kAvx2Grouped{kEntries};
 
 }  // namespace sy::cpu

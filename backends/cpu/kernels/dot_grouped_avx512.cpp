@@ -91,15 +91,15 @@ void fp8_dot4(int64_t n, const void* w, const void* a, size_t stride, float out[
   fp8_rows<E5M2, 4>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), stride, out);
 }
 
+constexpr auto kIntegerEntries = grouped512::grouped_entries<Madd>();
+constexpr KernelEntry kEntries[] = {
+    kIntegerEntries[0], kIntegerEntries[1], kIntegerEntries[2], kIntegerEntries[3], kIntegerEntries[4], kIntegerEntries[5],
+    {StorageType::FP8_E4M3_B128, {StorageType::F32, fp8_dot<false>, act_f32, Isa::avx512, fp8_dot4<false>}},
+    {StorageType::FP8_E5M2_B128, {StorageType::F32, fp8_dot<true>, act_f32, Isa::avx512, fp8_dot4<true>}},
+};
+
 }  // namespace
 
-DotKernel dot_kernel_avx512_grouped(StorageType w) {
-  using T = StorageType;
-  switch (w) {
-    case T::FP8_E4M3_B128: return {T::F32, fp8_dot<false>, act_f32, Isa::avx512, fp8_dot4<false>};
-    case T::FP8_E5M2_B128: return {T::F32, fp8_dot<true>, act_f32, Isa::avx512, fp8_dot4<true>};
-    default: return grouped512::grouped_kernel<Madd>(w);
-  }
-}
+constinit const KernelTable kAvx512Grouped{kEntries};
 
 }  // namespace sy::cpu

@@ -18,6 +18,7 @@
 // whatever R is, so a token's result does not depend on the tokens batched with it.
 #pragma once
 
+#include <array>
 #include <cstring>
 
 #include "act_q8_sums.hpp"
@@ -242,26 +243,18 @@ void grouped_dot4(int64_t n, const void* w, const void* a, size_t stride, float 
     grouped_rows<P, G, Bits, 4>(n, static_cast<const u8*>(w), static_cast<const u8*>(a), stride, out);
 }
 
-/// The kernel of a grouped integer type with product P; an empty DotKernel for other types.
+/// The grouped integer types' entries with product P (the table of the unit that includes this).
+template <class P, int G, int Bits>
+constexpr KernelEntry grouped_entry(StorageType w) {
+  return {w, {.act_type = StorageType::Q8_0, .dot = grouped_dot<P, G, Bits>, .quantize_act = act_q8_0_gsums,
+              .isa = Isa::avx512, .dot4 = grouped_dot4<P, G, Bits>, .act_bytes = act_q8_0_gsums_bytes}};
+}
+/// The six grouped integer types' entries with product P.
 template <class P>
-DotKernel grouped_kernel(StorageType w) {
+constexpr std::array<KernelEntry, 6> grouped_entries() {
   using T = StorageType;
-  DotKernel k{T::Q8_0, nullptr, act_q8_0_gsums, Isa::avx512};
-  k.act_bytes = act_q8_0_gsums_bytes;
-  const auto set = [&](DotFn f, Dot4Fn f4) {
-    k.dot = f;
-    k.dot4 = f4;
-    return k;
-  };
-  switch (w) {
-    case T::I4_G32: return set(grouped_dot<P, 32, 4>, grouped_dot4<P, 32, 4>);
-    case T::I4_G64: return set(grouped_dot<P, 64, 4>, grouped_dot4<P, 64, 4>);
-    case T::I4_G128: return set(grouped_dot<P, 128, 4>, grouped_dot4<P, 128, 4>);
-    case T::I8_G32: return set(grouped_dot<P, 32, 8>, grouped_dot4<P, 32, 8>);
-    case T::I8_G64: return set(grouped_dot<P, 64, 8>, grouped_dot4<P, 64, 8>);
-    case T::I8_G128: return set(grouped_dot<P, 128, 8>, grouped_dot4<P, 128, 8>);
-    default: return {};
-  }
+  return {grouped_entry<P, 32, 4>(T::I4_G32), grouped_entry<P, 64, 4>(T::I4_G64), grouped_entry<P, 128, 4>(T::I4_G128),
+          grouped_entry<P, 32, 8>(T::I8_G32), grouped_entry<P, 64, 8>(T::I8_G64), grouped_entry<P, 128, 8>(T::I8_G128)};
 }
 
 }  // namespace grouped512

@@ -16,8 +16,10 @@ struct Vnni {
   static __m512i i8(__m512i u, __m512i y, const Consts&) { return _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y); }
 };
 
+constexpr auto kEntries = grouped512::grouped_entries<Vnni>();
+
 }  // namespace
 
-DotKernel dot_kernel_avx512_vnni_grouped(StorageType w) { return grouped512::grouped_kernel<Vnni>(w); }
+constinit const KernelTable kAvx512VnniGrouped{kEntries};
 
 }  // namespace sy::cpu

@@ -6,6 +6,9 @@
 #include <cstring>
 
 namespace sy::cpu {
+// Internal linkage: a helper compiled with one unit's ISA flags must never be the copy that
+// another unit (or the baseline code) links to (dot_tables.hpp).
+namespace {
 
 /// Words 0-1: the 8 scales (one byte each); words 2-3: the 8 mins. Computed in integer
 /// registers: callers build vectors from the words directly, because a round trip through
@@ -33,4 +36,5 @@ inline void q3k_scales(const uint8_t* p, Int out[16]) {
   }
 }
 
+}  // namespace
 }  // namespace sy::cpu

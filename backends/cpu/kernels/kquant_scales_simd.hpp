@@ -9,6 +9,9 @@
 #include <cstring>
 
 namespace sy::cpu {
+// Internal linkage: a helper compiled with one unit's ISA flags must never be the copy that
+// another unit (or the baseline code) links to (dot_tables.hpp).
+namespace {
 
 /// The 16 signed scales of a Q3_K super-block (12 packed bytes) as int8, in group order.
 inline __m128i q3k_scales_i8(const uint8_t* p) {
@@ -26,4 +29,5 @@ inline __m128i q3k_scales_i8(const uint8_t* p) {
   return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(h, 4)), _mm_set1_epi8(32));
 }
 
+}  // namespace
 }  // namespace sy::cpu

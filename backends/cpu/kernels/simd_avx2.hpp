@@ -6,14 +6,13 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dot.hpp"
+#include "dot_tables.hpp"
 
 namespace sy::cpu {
-/// The 4-row kernels of dot_avx2_dot4.cpp (Q4_0, Q5_K, IQ4_XS); nullptr for other types.
-Dot4Fn dot4_avx2(StorageType w);
-}  // namespace sy::cpu
-
-namespace sy::cpu::avx2 {
+// Internal linkage: a helper compiled with one unit's ISA flags must never be the copy that
+// another unit (or the baseline code) links to (dot_tables.hpp).
+namespace {
+namespace avx2 {
 
 inline float hsum(__m256 x) {
   __m128 r = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
@@ -59,4 +58,6 @@ inline int hsum_i32(__m256i v) {
   return _mm_cvtsi128_si32(r);
 }
 
-}  // namespace sy::cpu::avx2
+}  // namespace avx2
+}  // namespace
+}  // namespace sy::cpu

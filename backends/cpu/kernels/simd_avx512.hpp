@@ -7,19 +7,12 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dot.hpp"
+#include "dot_tables.hpp"
 
 namespace sy::cpu {
-
-/// Kernels of dot_avx512_extra.cpp (Q4_1, Q5_0, Q5_1, IQ4_NL, Q5_K, IQ4_XS, Q2_K, Q3_K,
-/// BF16); an empty DotKernel for other types.
-DotKernel dot_kernel_avx512_extra(StorageType w);
-/// VNNI variants (dot_avx512_vnni.cpp, built with -mavx512vnni); an empty DotKernel where
-/// VNNI brings nothing.
-DotKernel dot_kernel_avx512_vnni(StorageType w);
-/// The AVX-512 BF16 kernel (dot_avx512_bf16.cpp, built with -mavx512bf16) for BF16 weights.
-DotKernel dot_kernel_avx512_bf16(StorageType w);
-
+// Internal linkage: a helper compiled with one unit's ISA flags must never be the copy that
+// another unit (or the baseline code) links to (dot_tables.hpp).
+namespace {
 namespace avx512 {
 
 using u8 = uint8_t;
@@ -61,4 +54,5 @@ inline __m256i nibbles(const u8* p) {
 }
 
 }  // namespace avx512
+}  // namespace
 }  // namespace sy::cpu
