@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "switchyard/plugin.hpp"
 #include "switchyard/status.hpp"
@@ -15,7 +17,10 @@ namespace sy::registry {
 class Library {
  public:
   /// Loads `path` (absolute, so no search path of the dynamic loader is consulted) and
-  /// reads its descriptor. Errors: the file cannot be loaded, or it exports no descriptor.
+  /// reads its descriptor: the ABI version first (the descriptor's stable prefix), and
+  /// nothing else of a plugin built for another major or a newer minor. Errors: the file
+  /// cannot be loaded, exports no descriptor, or declares an ABI this runtime cannot read
+  /// (the message is abi_version_incompatibility()'s, after the path).
   static Result<std::shared_ptr<Library>> open(const std::filesystem::path& path);
   ~Library();
   Library(const Library&) = delete;
@@ -38,5 +43,9 @@ class Library {
   const StorageTypeTable* types_ = nullptr;
   std::filesystem::path path_;
 };
+
+/// Checks the ABI version a plugin declares against this runtime's; nullopt when this runtime
+/// can read its descriptor and tables.
+std::optional<std::string> abi_version_incompatibility(uint32_t major, uint32_t minor);
 
 }  // namespace sy::registry

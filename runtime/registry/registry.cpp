@@ -21,13 +21,7 @@ void ComponentDeleter::operator()(Component* c) const noexcept {
 }
 
 std::optional<std::string> abi_incompatibility(uint32_t major, uint32_t minor, const std::string& tag) {
-  const std::string ours = std::to_string(kAbiMajor) + "." + std::to_string(kAbiMinor);
-  const std::string theirs = std::to_string(major) + "." + std::to_string(minor);
-  if (major != kAbiMajor)
-    return "built for plugin ABI " + theirs + ", but this Switchyard provides ABI " + ours +
-           "; rebuild the plugin against the installed SDK";
-  if (minor > kAbiMinor)
-    return "needs plugin ABI " + theirs + ", newer than this Switchyard's " + ours + "; update Switchyard";
+  if (auto why = abi_version_incompatibility(major, minor)) return why;
   if (tag != kAbiTag)
     return "was built with C++ library ABI '" + tag + "', but this Switchyard uses '" + std::string(kAbiTag) +
            "'; rebuild it with the same compiler settings";

@@ -1,17 +1,28 @@
-// Declares the next ABI major version: the registry must refuse it.
-#include "common.hpp"
+// A plugin of the next ABI major, as a future SDK would build it: only the version (the
+// descriptor's stable prefix, sdk/include/switchyard/plugin.hpp) is where today's
+// descriptor has it. What follows is laid out otherwise, here as words that are no
+// std::string and no vector: a runtime that reads anything past the version before refusing
+// the plugin dereferences address 1 and crashes. Built without a manifest (today's tool
+// could not read it either); the test writes the manifest a future SDK would.
+#include <cstdint>
+
+#include <boost/dll/alias.hpp>
+
+#include "switchyard/plugin.hpp"
 
 namespace {
-const sy::PluginDescriptor* describe() noexcept {
-  static const sy::PluginDescriptor d = [] {
-    sy::PluginDescriptor pd;
-    pd.abi_major = sy::kAbiMajor + 1;
-    pd.name = "test-abi";
-    pd.version = "1.0.0";
-    pd.components.push_back(sy::testplugins::fixed_sampler("test_future"));
-    return pd;
-  }();
+
+struct NextDescriptor {
+  uint32_t abi_major = sy::kAbiMajor + 1;
+  uint32_t abi_minor = 0;
+  uintptr_t words[16] = {1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3};
+};
+
+const NextDescriptor* describe() noexcept {
+  static const NextDescriptor d;
   return &d;
 }
+
 }  // namespace
-SWITCHYARD_PLUGIN(describe)
+
+BOOST_DLL_ALIAS(describe, switchyard_plugin)

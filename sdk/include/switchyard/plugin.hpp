@@ -7,6 +7,7 @@
 // (switchyard_add_plugin() in CMake), so the runtime can list and validate without loading.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -77,7 +78,9 @@ inline constexpr const char* kTraitNativePrefix = "native:";
 /// dequantizes a few blocks at a time (the CPU).
 inline constexpr const char* kTraitGenericKernel = "generic_kernel";
 
-/// Everything a plugin library declares about itself.
+/// Everything a plugin library declares about itself. The ABI version comes first, in every
+/// ABI: the registry reads those 8 bytes alone and nothing more of a plugin whose version
+/// it cannot read.
 struct PluginDescriptor {
   uint32_t abi_major = kAbiMajor;
   uint32_t abi_minor = kAbiMinor;
@@ -87,6 +90,9 @@ struct PluginDescriptor {
   std::string summary;   ///< one line
   std::vector<ComponentDesc> components;
 };
+
+static_assert(offsetof(PluginDescriptor, abi_major) == 0 && offsetof(PluginDescriptor, abi_minor) == 4,
+              "the ABI version is the descriptor's stable prefix");
 
 /// Signature of the exported descriptor function.
 using PluginEntryFn = const PluginDescriptor*() noexcept;
