@@ -151,15 +151,18 @@ check "synth --seed -2 is refused, naming -1" 2 "--seed: must be an integer from
   "$exe" synth --topology demo-llama --seed -2 -o "$tmp/x.gguf"
 
 # Repacked layouts: plan counts the Q4_K, Q4_0 and Q8_0 (and I4_G*, absent here) matrices this machine's CPU would rearrange at load.
-# The expected bytes come from the tensor table (inspect): every such matrix of whole 16-row
-# groups except token_embd, when the CPU device lists the repack among its features (AVX-512
-# VNNI), else none.
+# The expected bytes come from the file's tensor table read by the GGUF specification
+# (gguf_tensors.py): every such matrix of whole 16-row groups except token_embd, when the
+# CPU has what the interleaved kernels need (/proc/cpuinfo: AVX-512 F, BW, VL with VNNI, and
+# SWITCHYARD_CPU_ISA does not narrow it), else none.
 "$exe" synth --topology qwen3-8b --layers 1 --vocab 4096 --type q4_k_m -o "$tmp/q4km.gguf" > /dev/null 2>&1
-feature=$("$exe" plugins --devices 2>&1 | grep -c "repacks Q4_K, Q4_0, Q8_0 and I4_G\* (AWQ, GPTQ) weights into 16-row interleaved layouts" || true)
-want=$("$exe" inspect "$tmp/q4km.gguf" --json --tensors 2>/dev/null | python3 -c '
+feature=0
+if grep -qw avx512_vnni /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo &&
+   [ "${SWITCHYARD_CPU_ISA:-avx512}" = avx512 ]; then feature=1; fi
+want=$(python3 "$(dirname "${BASH_SOURCE[0]}")/gguf_tensors.py" "$tmp/q4km.gguf" | python3 -c '
 import json, sys
-feature = sys.argv[1] != "0"
-ts = json.load(sys.stdin)["tensors"]
+feature = sys.argv[1] == "1"
+ts = json.load(sys.stdin)
 print(sum(t["bytes"] for t in ts if feature and t["type"] in ("Q4_K", "Q4_0", "Q8_0") and t["name"] != "token_embd.weight"
           and len(t["shape"]) >= 2 and t["shape"][1] % 16 == 0))' "$feature")
 check "plan --json counts the bytes the CPU repacks at load" 0 "\"cpu_repacked_bytes\": $want," -- \
