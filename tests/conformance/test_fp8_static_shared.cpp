@@ -25,6 +25,7 @@
 #include "support.hpp"
 #include "switchyard/quant.hpp"
 #include "writer.hpp"
+#include "skip.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -159,12 +160,12 @@ TEST_CASE("fp8 static: fp8_qdq on the CPU gives the reference activation bit for
 TEST_CASE("fp8 static: fp8_qdq on Vulkan gives the reference activation bit for bit", "[hfquant][fp8static][vulkan]") {
   sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
   if (!reg.find(sy::ComponentKind::backend, "vulkan")) {
-    WARN("the Vulkan backend is not built here; skipped");
+    sy::test::skip_unless_ci("the Vulkan backend is not built here");
     return;
   }
   auto be = reg.create_backend("vulkan", {});
   if (!be) {
-    WARN("no Vulkan device (" << be.status().message() << "); skipped");
+    sy::test::skip_unless_ci("no Vulkan device: " + be.status().message());
     return;
   }
   check_qdq_layers((*be)->device(0));
@@ -256,11 +257,11 @@ TEST_CASE("fp8 static: format.fp8_activations static gives the reference logits 
 TEST_CASE("fp8 static: the same bound with the layers on Vulkan", "[hfquant][fp8static][vulkan]") {
   sy::registry::Registry reg(std::vector<sy::registry::SearchDir>{{SY_BUILD_PLUGIN_DIR, "build"}});
   if (!reg.find(sy::ComponentKind::backend, "vulkan")) {
-    WARN("the Vulkan backend is not built here; skipped");
+    sy::test::skip_unless_ci("the Vulkan backend is not built here");
     return;
   }
   if (auto be = reg.create_backend("vulkan", {}); !be) {
-    WARN("no Vulkan device (" << be.status().message() << "); skipped");
+    sy::test::skip_unless_ci("no Vulkan device: " + be.status().message());
     return;
   }
   sy::test::EngineOptions o;

@@ -16,7 +16,7 @@ devices="$("$exe" plugins --devices 2>&1)"
 if ! grep -q "vulkan0" <<< "$devices"; then
   echo "$devices"
   if [ "${CI:-}" = "true" ]; then echo "FAIL: no Vulkan device (CI installs mesa-vulkan-drivers)"; exit 1; fi
-  echo "SKIP: no Vulkan device on this machine (install mesa-vulkan-drivers for lavapipe)"; exit 77
+  echo "SKIPPED: no Vulkan device on this machine (install mesa-vulkan-drivers for lavapipe)"; exit 77
 fi
 
 check "plugins --devices: vulkan0 with its memory, read rules, features and paths" 0 "^ok" -- bash -c "'$exe' plugins --devices --json | python3 -c '

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dot.hpp"
+#include "kernel_sets.hpp"
 #include "switchyard/cpu.hpp"
 #include "switchyard/quant.hpp"
 
@@ -68,39 +69,38 @@ TEST_CASE("scalar dot kernels equal the dequantized double-precision dot", "[cpu
   }
 }
 
-TEST_CASE("every SIMD dot kernel this CPU can run agrees with the scalar kernel", "[cpu][dot]") {
-  std::vector<Isa> isas;
-  const Isa best = detect_isa();
-  if (best == Isa::avx2 || best == Isa::avx512) isas.push_back(Isa::avx2);
-  if (best == Isa::avx512) isas.push_back(Isa::avx512);
-  if (isas.empty()) WARN("this CPU (or SWITCHYARD_CPU_ISA) allows only scalar kernels");
-  for (auto isa : isas)
-    for (auto wt : kWeightTypes) {
-      const auto ref = dot_kernel_scalar(wt);
-      const auto k = dot_kernel(wt, isa);
-      REQUIRE(k.dot != nullptr);
-      CHECK(k.act_type == ref.act_type);
-      const int64_t bs = storage_type_info(wt).block_size;
-      // Odd block counts and, for float types, lengths that leave SIMD tails.
-      for (int64_t n : {bs, 3 * bs, 5 * bs, 9 * bs, bs == 1 ? int64_t{37} : 11 * bs, bs == 1 ? int64_t{1000} : 16 * bs}) {
-        INFO(isa_name(isa) << " " << storage_type_name(wt) << " n=" << n);
-        const auto r = make_rows(wt, ref, n, static_cast<unsigned>(n) * 7 + 3);
-        const double s = ref.dot(n, r.w.data(), r.a.data());
-        const double v = k.dot(n, r.w.data(), r.a.data());
-        CHECK(std::fabs(v - s) <= 1e-5 * r.magnitude + 1e-6);
-      }
+// Every SIMD set, extensions included (kernel_sets.hpp): odd block counts and, for float
+// types, lengths that leave SIMD tails; 16 and 37 blocks fill the gathered-scale kernels'
+// groups with and without tails.
+TEMPLATE_TEST_CASE("SIMD dot kernels agree with the scalar kernel", "[cpu][dot]", SY_SIMD_SETS) {
+  SY_REQUIRE_SET(TestType);
+  for (auto wt : kWeightTypes) {
+    const auto ref = dot_kernel_scalar(wt);
+    const auto k = TestType::kernel(wt);
+    REQUIRE(k.dot != nullptr);
+    CHECK(k.act_type == ref.act_type);
+    const int64_t bs = storage_type_info(wt).block_size;
+    for (int64_t n : {bs, 3 * bs, 5 * bs, 9 * bs, bs == 1 ? int64_t{37} : 11 * bs, bs == 1 ? int64_t{1000} : 16 * bs,
+                      bs == 1 ? int64_t{77} : 37 * bs}) {
+      INFO(TestType::name << " " << storage_type_name(wt) << " n=" << n);
+      const auto r = make_rows(wt, ref, n, static_cast<unsigned>(n) * 7 + 3);
+      const double s = ref.dot(n, r.w.data(), r.a.data());
+      const double v = k.dot(n, r.w.data(), r.a.data());
+      CHECK(std::fabs(v - s) <= 1e-5 * r.magnitude + 1e-6);
     }
+  }
 }
 
-TEST_CASE("the forced ISA is respected", "[cpu][dot]") {
+TEST_CASE("the kernel ISA is the best the CPU supports, narrowed by SWITCHYARD_CPU_ISA", "[cpu][dot]") {
   const std::string forced = cpu_isa_override();
-  const Isa isa = detect_isa();
-  if (forced == "scalar") CHECK(isa == Isa::scalar);
-  if (forced == "avx2") CHECK(isa != Isa::avx512);
-  INFO("kernels run with " << isa_name(isa));
-  SUCCEED();
+  Isa want = sy::test::hardware_isa();
+  if (forced == "scalar") want = Isa::scalar;
+  if (forced == "avx2" && want == Isa::avx512) want = Isa::avx2;
+  INFO("forced '" << forced << "', expected " << isa_name(want));
+  CHECK(detect_isa() == want);
 }
 
+// Asking is safe on any CPU: the tables are data (dot_tables.hpp); no kernel runs here.
 TEST_CASE("every weight type has its own AVX2 and AVX-512 kernel (no fallback left)", "[cpu][dot]") {
   for (auto wt : kWeightTypes) {
     INFO(storage_type_name(wt));
@@ -112,23 +112,15 @@ TEST_CASE("every weight type has its own AVX2 and AVX-512 kernel (no fallback le
 // Bit for bit, not within a tolerance: a token's logits must not depend on which other
 // tokens share its batch (matmul uses the 4-row kernel for groups of four rows and the
 // single-row one for the rest; matmul_id groups by however many tokens chose an expert).
-TEST_CASE("4-row kernels equal four single-row dots bit for bit", "[cpu][dot]") {
-  // Every kernel set this CPU can run: AVX2, plain AVX-512, and AVX-512 with its extensions.
-  std::vector<std::pair<std::string, DotKernel (*)(StorageType)>> sets;
-  if (detect_isa() != Isa::scalar) sets.emplace_back("avx2", dot_kernel_avx2);
-  if (detect_isa() == Isa::avx512) {
-    sets.emplace_back("avx512", dot_kernel_avx512);
-    sets.emplace_back("avx512+ext", [](StorageType t) { return dot_kernel(t, Isa::avx512); });
-  }
-  if (sets.empty()) WARN("no SIMD here: the 4-row kernels are not run");
-  for (const auto& [isa, kernel_of] : sets)
+TEMPLATE_TEST_CASE("4-row kernels equal four single-row dots bit for bit", "[cpu][dot]", SY_SIMD_SETS) {
+  SY_REQUIRE_SET(TestType);
   for (auto wt : kWeightTypes) {
-    const auto k = kernel_of(wt);
+    const auto k = TestType::kernel(wt);
     if (!k.dot4) continue;
     const int64_t bs = storage_type_info(wt).block_size;
     // Odd and even block counts, below and above the kernels' unrolling.
     for (int64_t n : {bs, 2 * bs, 3 * bs, 5 * bs, 8 * bs, 9 * bs}) {
-      INFO(isa << " " << storage_type_name(wt) << " n=" << n);
+      INFO(TestType::name << " " << storage_type_name(wt) << " n=" << n);
       const size_t ab = *storage_row_bytes(k.act_type, static_cast<uint64_t>(n));
       const auto r0 = make_rows(wt, k, n, 100);
       std::vector<uint8_t> acts(ab * 4);
@@ -143,28 +135,6 @@ TEST_CASE("4-row kernels equal four single-row dots bit for bit", "[cpu][dot]") 
         const float one = k.dot(n, r0.w.data(), rows[static_cast<size_t>(r)].a.data());
         CHECK(out[r] == one);
       }
-    }
-  }
-}
-
-TEST_CASE("AVX-512 VNNI and BF16 variants agree with the scalar kernels", "[cpu][dot]") {
-  const Avx512Ext ext{cpu_has("avx512vnni"), cpu_has("avx512bf16")};
-  if (detect_isa() != Isa::avx512 || !ext.vnni || !ext.bf16) {
-    WARN("no AVX-512 VNNI/BF16 here: those kernels are not run");
-    if (detect_isa() != Isa::avx512) return;
-  }
-  for (auto wt : kWeightTypes) {
-    const auto k = dot_kernel_avx512_best(wt, ext);
-    const auto plain = dot_kernel_avx512(wt);
-    const auto ref = dot_kernel_scalar(wt);
-    const int64_t bs = storage_type_info(wt).block_size;
-    // 16 and 37 blocks: full groups of the gathered-scale kernels, with and without tails.
-    for (int64_t n : {bs, 3 * bs, 9 * bs, bs == 1 ? int64_t{53} : 16 * bs, bs == 1 ? int64_t{77} : 37 * bs}) {
-      INFO(storage_type_name(wt) << " n=" << n);
-      const auto r = make_rows(wt, ref, n, static_cast<unsigned>(n) * 13 + 5);
-      const double s = ref.dot(n, r.w.data(), r.a.data());
-      CHECK(std::fabs(k.dot(n, r.w.data(), r.a.data()) - s) <= 1e-5 * r.magnitude + 1e-6);
-      CHECK(std::fabs(plain.dot(n, r.w.data(), r.a.data()) - s) <= 1e-5 * r.magnitude + 1e-6);
     }
   }
 }
@@ -250,21 +220,12 @@ std::vector<uint8_t> extreme_acts(StorageType act, int64_t n, int pattern) {
   return a;
 }
 
-}  // namespace
-
-TEST_CASE("SIMD dot kernels equal the scalar kernel on extreme levels and activations", "[cpu][dot]") {
-  // The case a pairwise-saturating int8 product (vpmaddubsw) or a sign trick would get wrong:
-  // the scalar kernel sums exact integers. Every kernel this CPU can run, dot and dot4.
-  std::vector<std::pair<std::string, DotKernel (*)(StorageType)>> paths;
-  const Isa best = detect_isa();
-  if (best != Isa::scalar) paths.emplace_back("avx2", dot_kernel_avx2);
-  if (best == Isa::avx512) {
-    paths.emplace_back("avx512", dot_kernel_avx512);
-    paths.emplace_back("avx512+ext", [](StorageType t) {
-      return dot_kernel_avx512_best(t, Avx512Ext{cpu_has("avx512vnni"), cpu_has("avx512bf16")});
-    });
-  }
-  if (paths.empty()) WARN("no SIMD here: only the scalar kernels' own check runs");
+// The case a pairwise-saturating int8 product (vpmaddubsw) or a sign trick would get wrong:
+// the scalar kernel sums exact integers. For each layout, weight pattern and four
+// activation patterns: the row-dot and 4-row kernels of a set against the scalar kernel,
+// and the scalar kernel against the exact dot.
+template <class Check>
+void for_extreme_rows(Check&& check) {
   for (const auto& layout : kLayouts) {
     const auto ref = dot_kernel_scalar(layout.type);
     // Odd block counts: 41 blocks of 32 reach every loop tail of the paired-block kernels.
@@ -275,42 +236,59 @@ TEST_CASE("SIMD dot kernels equal the scalar kernel on extreme levels and activa
       std::vector<float> wd(static_cast<size_t>(n)), ad(static_cast<size_t>(n));
       REQUIRE(dequantize_row(layout.type, w.data(), wd.data(), n).is_ok());
       std::vector<std::vector<uint8_t>> acts;
-      for (int ap = 0; ap < 4; ++ap) acts.push_back(extreme_acts(ref.act_type, n, ap));
+      std::vector<double> exact, magnitude;
       for (int ap = 0; ap < 4; ++ap) {
-        const auto& a = acts[static_cast<size_t>(ap)];
-        INFO(storage_type_name(layout.type) << " weights " << wp << " activations " << ap);
-        REQUIRE(dequantize_row(ref.act_type, a.data(), ad.data(), n).is_ok());
-        double exact = 0, magnitude = 0;
+        acts.push_back(extreme_acts(ref.act_type, n, ap));
+        REQUIRE(dequantize_row(ref.act_type, acts.back().data(), ad.data(), n).is_ok());
+        double e = 0, m = 0;
         for (int64_t i = 0; i < n; ++i) {
-          exact += static_cast<double>(wd[static_cast<size_t>(i)]) * ad[static_cast<size_t>(i)];
-          magnitude += std::fabs(static_cast<double>(wd[static_cast<size_t>(i)]) * ad[static_cast<size_t>(i)]);
+          e += static_cast<double>(wd[static_cast<size_t>(i)]) * ad[static_cast<size_t>(i)];
+          m += std::fabs(static_cast<double>(wd[static_cast<size_t>(i)]) * ad[static_cast<size_t>(i)]);
         }
-        const double s = ref.dot(n, w.data(), a.data());
-        CHECK(std::fabs(s - exact) <= 1e-5 * magnitude + 1e-6);
-        for (const auto& [name, get] : paths) {
-          INFO(name);
-          const auto k = get(layout.type);
-          REQUIRE(k.dot != nullptr);
-          CHECK(std::fabs(k.dot(n, w.data(), a.data()) - s) <= 1e-5 * magnitude + 1e-6);
-        }
+        exact.push_back(e);
+        magnitude.push_back(m);
       }
-      // dot4 over the four activation patterns at once.
-      const size_t ab = acts[0].size();
-      std::vector<uint8_t> a4(4 * ab);
-      for (size_t r = 0; r < 4; ++r) std::copy(acts[r].begin(), acts[r].end(), a4.begin() + static_cast<ptrdiff_t>(r * ab));
-      for (const auto& [name, get] : paths) {
-        const auto k = get(layout.type);
-        if (!k.dot4) continue;
-        INFO(name << " dot4 " << storage_type_name(layout.type) << " weights " << wp);
-        float out[4];
-        k.dot4(n, w.data(), a4.data(), ab, out);
-        for (size_t r = 0; r < 4; ++r) {
-          REQUIRE(dequantize_row(ref.act_type, acts[r].data(), ad.data(), n).is_ok());
-          double magnitude = 0;
-          for (int64_t i = 0; i < n; ++i) magnitude += std::fabs(static_cast<double>(wd[static_cast<size_t>(i)]) * ad[static_cast<size_t>(i)]);
-          CHECK(std::fabs(out[r] - ref.dot(n, w.data(), acts[r].data())) <= 1e-5 * magnitude + 1e-5);
-        }
-      }
+      INFO(storage_type_name(layout.type) << " weights " << wp);
+      check(layout.type, ref, n, w, acts, exact, magnitude);
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("scalar dot kernels equal the exact dot on extreme levels and activations", "[cpu][dot]") {
+  for_extreme_rows([](StorageType, const DotKernel& ref, int64_t n, const std::vector<uint8_t>& w,
+                      const std::vector<std::vector<uint8_t>>& acts, const std::vector<double>& exact,
+                      const std::vector<double>& magnitude) {
+    for (size_t ap = 0; ap < acts.size(); ++ap) {
+      INFO("activations " << ap);
+      CHECK(std::fabs(ref.dot(n, w.data(), acts[ap].data()) - exact[ap]) <= 1e-5 * magnitude[ap] + 1e-6);
+    }
+  });
+}
+
+TEMPLATE_TEST_CASE("SIMD dot kernels equal the scalar kernel on extreme levels and activations", "[cpu][dot]", SY_SIMD_SETS) {
+  SY_REQUIRE_SET(TestType);
+  for_extreme_rows([](StorageType type, const DotKernel& ref, int64_t n, const std::vector<uint8_t>& w,
+                      const std::vector<std::vector<uint8_t>>& acts, const std::vector<double>&,
+                      const std::vector<double>& magnitude) {
+    const auto k = TestType::kernel(type);
+    REQUIRE(k.dot != nullptr);
+    for (size_t ap = 0; ap < acts.size(); ++ap) {
+      INFO(TestType::name << " activations " << ap);
+      const double s = ref.dot(n, w.data(), acts[ap].data());
+      CHECK(std::fabs(k.dot(n, w.data(), acts[ap].data()) - s) <= 1e-5 * magnitude[ap] + 1e-6);
+    }
+    if (!k.dot4) return;
+    // dot4 over the four activation patterns at once.
+    const size_t ab = acts[0].size();
+    std::vector<uint8_t> a4(4 * ab);
+    for (size_t r = 0; r < 4; ++r) std::copy(acts[r].begin(), acts[r].end(), a4.begin() + static_cast<ptrdiff_t>(r * ab));
+    float out[4];
+    k.dot4(n, w.data(), a4.data(), ab, out);
+    for (size_t r = 0; r < 4; ++r) {
+      INFO(TestType::name << " dot4 row " << r);
+      CHECK(std::fabs(out[r] - ref.dot(n, w.data(), acts[r].data())) <= 1e-5 * magnitude[r] + 1e-5);
+    }
+  });
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "kernel_sets.hpp"
 #include "matmul.hpp"
 #include "switchyard/quant.hpp"
 #include "types/type_registry.hpp"
@@ -64,10 +65,9 @@ std::vector<uint8_t> random_rows(int block, int64_t k, int64_t rows, std::mt1993
 
 }  // namespace
 
-TEST_CASE("generic kernel: a registered type without a kernel matches its float64 reference on every ISA", "[cpu][types]") {
-  std::vector<Isa> isas{Isa::scalar};
-  if (detect_isa() != Isa::scalar) isas.push_back(Isa::avx2);
-  if (detect_isa() == Isa::avx512) isas.push_back(Isa::avx512);
+TEMPLATE_TEST_CASE("generic kernel: a registered type without a kernel matches its float64 reference on every ISA", "[cpu][types]", SY_ISA_SETS) {
+  SY_REQUIRE_SET(TestType);
+  constexpr Isa isa = TestType::isa;
   ThreadPool pool(3);
   std::mt19937 rng(5);
   std::normal_distribution<float> nd(0.f, 1.f);
@@ -90,16 +90,14 @@ TEST_CASE("generic kernel: a registered type without a kernel matches its float6
           ref[static_cast<size_t>(i * rows + r)] = s;
         }
       }
-      for (auto isa : isas) {
-        INFO(name << " m=" << m << " isa=" << isa_name(isa));
-        CHECK(dot_kernel(t, isa).generic != nullptr);
-        std::vector<float> got(ref.size());
-        MatmulArgs a{w.data(), t, k, rows, x.data(), m, got.data()};
-        std::vector<uint8_t> scratch(matmul_scratch_bytes(t, k, m, isa));
-        REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
-        // f32 products summed in f32 in chunks: a few ulps times sqrt(k) of the row's scale.
-        for (size_t i = 0; i < ref.size(); ++i) CHECK(std::fabs(got[i] - ref[i]) <= 1e-5 * std::sqrt(static_cast<double>(k)));
-      }
+      INFO(name << " m=" << m << " isa=" << isa_name(isa));
+      CHECK(dot_kernel(t, isa).generic != nullptr);
+      std::vector<float> got(ref.size());
+      MatmulArgs a{w.data(), t, k, rows, x.data(), m, got.data()};
+      std::vector<uint8_t> scratch(matmul_scratch_bytes(t, k, m, isa));
+      REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
+      // f32 products summed in f32 in chunks: a few ulps times sqrt(k) of the row's scale.
+      for (size_t i = 0; i < ref.size(); ++i) CHECK(std::fabs(got[i] - ref[i]) <= 1e-5 * std::sqrt(static_cast<double>(k)));
     }
   }
 }

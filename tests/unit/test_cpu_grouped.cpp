@@ -1,5 +1,6 @@
 // The CPU kernels of the grouped integer types (I4_G*, I8_G*) and the FP8 block types
-// (FP8_*_B128), on every kernel set this CPU runs (scalar, AVX2, AVX-512, AVX-512 VNNI),
+// (FP8_*_B128), on every kernel set (scalar, AVX2, AVX-512, AVX-512 VNNI: each a test case of
+// its own, skipped where the CPU lacks it),
 // against a float64 dot of the runtime's reference dequantization (dequantize_row):
 // - the kernel alone, on the activations it was given (quantized for the integer types):
 //   float rounding only, 1e-5 of the sum of |terms| as in the other kernels' tests (the
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "act_q8_sums.hpp"
+#include "kernel_sets.hpp"
 #include "matmul.hpp"
 #include "matmul_id.hpp"
 #include "switchyard/cpu.hpp"
@@ -26,6 +28,9 @@
 
 using namespace sy;
 using namespace sy::cpu;
+
+// The grouped types have no BF16 variant.
+#define SY_GROUPED_SETS sy::test::ScalarSet, sy::test::Avx2Set, sy::test::Avx512Set, sy::test::Avx512VnniSet
 
 namespace {
 
@@ -174,135 +179,110 @@ void check_output(StorageType t, float got, const std::vector<float>& w, const u
   CHECK(std::fabs(got - exact_dot(w, x).dot) <= activation_error(t, w, x) + rounding);
 }
 
-// Every kernel set this CPU can run, with the ISA each must report (no silent fallback).
-struct Path {
-  std::string name;
-  DotKernel (*get)(StorageType);
-  Isa isa;
-};
-std::vector<Path> kernel_paths() {
-  std::vector<Path> p{{"scalar", dot_kernel_scalar, Isa::scalar}};
-  const Isa best = detect_isa();
-  if (best != Isa::scalar) p.push_back({"avx2", dot_kernel_avx2, Isa::avx2});
-  if (best == Isa::avx512) {
-    p.push_back({"avx512", dot_kernel_avx512, Isa::avx512});
-    if (cpu_has("avx512vnni"))
-      p.push_back({"avx512vnni", [](StorageType t) { return dot_kernel_avx512_best(t, Avx512Ext{true, false}); }, Isa::avx512});
-    else
-      WARN("no AVX-512 VNNI here: those kernels are not run");
-  }
-  return p;
-}
-
-std::vector<Isa> every_isa_here() {
-  std::vector<Isa> isas{Isa::scalar};
-  if (detect_isa() != Isa::scalar) isas.push_back(Isa::avx2);
-  if (detect_isa() == Isa::avx512) isas.push_back(Isa::avx512);
-  return isas;
-}
-
 }  // namespace
 
-TEST_CASE("grouped and FP8 kernels: each kernel set equals the float64 dot of the reference dequantization", "[cpu][dot]") {
+TEMPLATE_TEST_CASE("grouped and FP8 kernels: each kernel set equals the float64 dot of the reference dequantization", "[cpu][dot]", SY_GROUPED_SETS) {
+  SY_REQUIRE_SET(TestType);
   std::mt19937 rng(2024);
-  for (const auto& path : kernel_paths())
-    for (StorageType t : kAllTypes) {
-      const DotKernel k = path.get(t);
-      REQUIRE(k.dot != nullptr);
-      CHECK(k.isa == path.isa);
-      const int64_t bs = storage_type_info(t).block_size;
-      for (int64_t blocks : {1, 2, 3, 5, 8, 9, 33}) {
-        const int64_t n = bs * blocks;
-        INFO(path.name << " " << storage_type_name(t) << " n=" << n);
-        const auto w = random_weights(t, n, 1, rng);
-        const auto x = random_acts(n, rng);
+  for (StorageType t : kAllTypes) {
+    const DotKernel k = TestType::kernel(t);
+    REQUIRE(k.dot != nullptr);
+    CHECK(k.isa == TestType::isa);
+    const int64_t bs = storage_type_info(t).block_size;
+    for (int64_t blocks : {1, 2, 3, 5, 8, 9, 33}) {
+      const int64_t n = bs * blocks;
+      INFO(TestType::name << " " << storage_type_name(t) << " n=" << n);
+      const auto w = random_weights(t, n, 1, rng);
+      const auto x = random_acts(n, rng);
+      std::vector<uint8_t> a(act_row_bytes(k, n));
+      k.quantize_act(n, x.data(), a.data());
+      const auto av = act_values(k, a, n);
+      const auto e = exact_dot(dequantized(t, w.data(), n), av.data());
+      CHECK(std::fabs(k.dot(n, w.data(), a.data()) - e.dot) <= 1e-5 * rounding_scale(t, w.data(), av.data(), n) + 1e-6);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("grouped kernels: extreme codes, zero points and activations (no saturating product)", "[cpu][dot]", SY_GROUPED_SETS) {
+  SY_REQUIRE_SET(TestType);
+  // All codes at 0 or at their maximum, zero points at both ends, activations all +-127 or
+  // alternating: vpmaddubsw pairs would saturate on I8's codes if taken as stored.
+  for (StorageType t : kIntTypes) {
+    const DotKernel k = TestType::kernel(t);
+    const int64_t g = storage_type_info(t).block_size, n = 37 * g;
+    const size_t bb = storage_type_info(t).block_bytes;
+    const int top = bits_of(t) == 4 ? 15 : 255;
+    for (int wp = 0; wp < 4; ++wp)
+      for (int ap = 0; ap < 3; ++ap) {
+        INFO(TestType::name << " " << storage_type_name(t) << " weights " << wp << " activations " << ap);
+        std::vector<uint8_t> w(*storage_row_bytes(t, static_cast<uint64_t>(n)));
+        for (size_t off = 0; off < w.size(); off += bb) {
+          put16(&w[off], 0.03f);
+          put16(&w[off + 2], wp % 2 ? 0.0f : static_cast<float>(top));
+          std::memset(&w[off + 4], wp < 2 ? 0xff : 0x00, bb - 4);
+        }
+        std::vector<float> x(static_cast<size_t>(n));
+        for (size_t i = 0; i < x.size(); ++i) x[i] = ap == 0 ? 1.f : ap == 1 ? -1.f : (i % 2 ? 1.f : -1.f);
         std::vector<uint8_t> a(act_row_bytes(k, n));
         k.quantize_act(n, x.data(), a.data());
         const auto av = act_values(k, a, n);
         const auto e = exact_dot(dequantized(t, w.data(), n), av.data());
         CHECK(std::fabs(k.dot(n, w.data(), a.data()) - e.dot) <= 1e-5 * rounding_scale(t, w.data(), av.data(), n) + 1e-6);
       }
-    }
+  }
 }
 
-TEST_CASE("grouped kernels: extreme codes, zero points and activations (no saturating product)", "[cpu][dot]") {
-  // All codes at 0 or at their maximum, zero points at both ends, activations all +-127 or
-  // alternating: vpmaddubsw pairs would saturate on I8's codes if taken as stored.
-  for (const auto& path : kernel_paths())
-    for (StorageType t : kIntTypes) {
-      const DotKernel k = path.get(t);
-      const int64_t g = storage_type_info(t).block_size, n = 37 * g;
-      const size_t bb = storage_type_info(t).block_bytes;
-      const int top = bits_of(t) == 4 ? 15 : 255;
-      for (int wp = 0; wp < 4; ++wp)
-        for (int ap = 0; ap < 3; ++ap) {
-          INFO(path.name << " " << storage_type_name(t) << " weights " << wp << " activations " << ap);
-          std::vector<uint8_t> w(*storage_row_bytes(t, static_cast<uint64_t>(n)));
-          for (size_t off = 0; off < w.size(); off += bb) {
-            put16(&w[off], 0.03f);
-            put16(&w[off + 2], wp % 2 ? 0.0f : static_cast<float>(top));
-            std::memset(&w[off + 4], wp < 2 ? 0xff : 0x00, bb - 4);
-          }
-          std::vector<float> x(static_cast<size_t>(n));
-          for (size_t i = 0; i < x.size(); ++i) x[i] = ap == 0 ? 1.f : ap == 1 ? -1.f : (i % 2 ? 1.f : -1.f);
-          std::vector<uint8_t> a(act_row_bytes(k, n));
-          k.quantize_act(n, x.data(), a.data());
-          const auto av = act_values(k, a, n);
-          const auto e = exact_dot(dequantized(t, w.data(), n), av.data());
-          CHECK(std::fabs(k.dot(n, w.data(), a.data()) - e.dot) <= 1e-5 * rounding_scale(t, w.data(), av.data(), n) + 1e-6);
-        }
-    }
-}
-
-TEST_CASE("grouped and FP8 4-row kernels equal four single-row dots bit for bit", "[cpu][dot]") {
+TEMPLATE_TEST_CASE("grouped and FP8 4-row kernels equal four single-row dots bit for bit", "[cpu][dot]", SY_GROUPED_SETS) {
+  SY_REQUIRE_SET(TestType);
   std::mt19937 rng(99);
-  for (const auto& path : kernel_paths())
-    for (StorageType t : kAllTypes) {
-      const DotKernel k = path.get(t);
-      if (!k.dot4) continue;
-      const int64_t bs = storage_type_info(t).block_size;
-      for (int64_t n : {bs, 2 * bs, 3 * bs, 7 * bs, 35 * bs}) {  // 16-group blocks from 16
-        INFO(path.name << " " << storage_type_name(t) << " n=" << n);
-        const auto w = random_weights(t, n, 1, rng);
-        const size_t ab = act_row_bytes(k, n);
-        std::vector<uint8_t> acts(4 * ab);
-        for (int r = 0; r < 4; ++r) k.quantize_act(n, random_acts(n, rng).data(), acts.data() + r * ab);
-        float out[4];
-        k.dot4(n, w.data(), acts.data(), ab, out);
-        for (int r = 0; r < 4; ++r) CHECK(out[r] == k.dot(n, w.data(), acts.data() + r * ab));
-      }
+  for (StorageType t : kAllTypes) {
+    const DotKernel k = TestType::kernel(t);
+    if (!k.dot4) continue;
+    const int64_t bs = storage_type_info(t).block_size;
+    for (int64_t n : {bs, 2 * bs, 3 * bs, 7 * bs, 35 * bs}) {  // 16-group blocks from 16
+      INFO(TestType::name << " " << storage_type_name(t) << " n=" << n);
+      const auto w = random_weights(t, n, 1, rng);
+      const size_t ab = act_row_bytes(k, n);
+      std::vector<uint8_t> acts(4 * ab);
+      for (int r = 0; r < 4; ++r) k.quantize_act(n, random_acts(n, rng).data(), acts.data() + r * ab);
+      float out[4];
+      k.dot4(n, w.data(), acts.data(), ab, out);
+      for (int r = 0; r < 4; ++r) CHECK(out[r] == k.dot(n, w.data(), acts.data() + r * ab));
     }
+  }
 }
 
-TEST_CASE("FP8 kernels: every code decodes exactly, NaN codes and huge scales included", "[cpu][dot]") {
+TEMPLATE_TEST_CASE("FP8 kernels: every code decodes exactly, NaN codes and huge scales included", "[cpu][dot]", SY_GROUPED_SETS) {
+  SY_REQUIRE_SET(TestType);
   // One block per code c with a single weight c at position j and activation 1 there: the
   // dot is the dequantized value itself, which must be the reference's bit for bit.
-  for (const auto& path : kernel_paths())
-    for (StorageType t : kFp8Types)
-      for (float s : {1.0f, -0.375f, 0x1p-20f, 0x1p121f}) {
-        const DotKernel k = path.get(t);
-        std::vector<uint8_t> w(132 * 2, 0);
-        std::vector<float> x(256, 0.f);
-        for (int c = 0; c < 256; ++c) {
-          INFO(path.name << " " << storage_type_name(t) << " scale " << s << " code " << c);
-          std::fill(w.begin(), w.end(), 0);
-          std::memcpy(&w[0], &s, 4);
-          std::memcpy(&w[132], &s, 4);
-          const int j = 1 + c % 200;  // position 1..200, across both blocks
-          w[static_cast<size_t>(j < 128 ? 4 + j : 132 + 4 + (j - 128))] = static_cast<uint8_t>(c);
-          std::fill(x.begin(), x.end(), 0.f);
-          x[static_cast<size_t>(j)] = 1.f;
-          const auto ref = dequantized(t, w.data(), 256);
-          const float got = k.dot(256, w.data(), x.data());
-          if (std::isnan(ref[static_cast<size_t>(j)]))
-            CHECK(std::isnan(got));
-          else
-            CHECK(got == ref[static_cast<size_t>(j)]);
-        }
+  for (StorageType t : kFp8Types)
+    for (float s : {1.0f, -0.375f, 0x1p-20f, 0x1p121f}) {
+      const DotKernel k = TestType::kernel(t);
+      std::vector<uint8_t> w(132 * 2, 0);
+      std::vector<float> x(256, 0.f);
+      for (int c = 0; c < 256; ++c) {
+        INFO(TestType::name << " " << storage_type_name(t) << " scale " << s << " code " << c);
+        std::fill(w.begin(), w.end(), 0);
+        std::memcpy(&w[0], &s, 4);
+        std::memcpy(&w[132], &s, 4);
+        const int j = 1 + c % 200;  // position 1..200, across both blocks
+        w[static_cast<size_t>(j < 128 ? 4 + j : 132 + 4 + (j - 128))] = static_cast<uint8_t>(c);
+        std::fill(x.begin(), x.end(), 0.f);
+        x[static_cast<size_t>(j)] = 1.f;
+        const auto ref = dequantized(t, w.data(), 256);
+        const float got = k.dot(256, w.data(), x.data());
+        if (std::isnan(ref[static_cast<size_t>(j)]))
+          CHECK(std::isnan(got));
+        else
+          CHECK(got == ref[static_cast<size_t>(j)]);
       }
+    }
 }
 
-TEST_CASE("matmul of grouped and FP8 weights on every ISA is within the activation error of the float64 dot", "[cpu]") {
+TEMPLATE_TEST_CASE("matmul of grouped and FP8 weights on every ISA is within the activation error of the float64 dot", "[cpu]", SY_ISA_SETS) {
+  SY_REQUIRE_SET(TestType);
+  constexpr Isa isa = TestType::isa;
   std::mt19937 rng(7);
   ThreadPool pool(3);
   for (StorageType t : kAllTypes) {
@@ -316,25 +296,25 @@ TEST_CASE("matmul of grouped and FP8 weights on every ISA is within the activati
     for (int64_t m : {1, 5, 40}) {  // GEMV, the 4-row kernel and one left over, two tiles
       const auto x = random_acts(m * k, rng);
       std::vector<float> got(static_cast<size_t>(m * rows));
-      for (Isa isa : every_isa_here()) {
-        INFO(storage_type_name(t) << " m=" << m << " isa=" << isa_name(isa));
-        const DotKernel kern = dot_kernel(t, isa);
-        CHECK(kern.dot != nullptr);  // its own kernel, not the generic one
-        std::vector<uint8_t> scratch(matmul_scratch_bytes(t, k, m, isa));
-        MatmulArgs a{w.data(), t, k, rows, x.data(), m, got.data()};
-        REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
-        for (int64_t i = 0; i < m; ++i) {
-          const float* xi = x.data() + i * k;
-          const auto seen = seen_by(kern, xi, k);
-          for (int64_t r = 0; r < rows; ++r)
-            check_output(t, got[static_cast<size_t>(i * rows + r)], wd[static_cast<size_t>(r)], w.data() + r * rb, xi, seen);
-        }
+      INFO(storage_type_name(t) << " m=" << m << " isa=" << isa_name(isa));
+      const DotKernel kern = dot_kernel(t, isa);
+      CHECK(kern.dot != nullptr);  // its own kernel, not the generic one
+      std::vector<uint8_t> scratch(matmul_scratch_bytes(t, k, m, isa));
+      MatmulArgs a{w.data(), t, k, rows, x.data(), m, got.data()};
+      REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
+      for (int64_t i = 0; i < m; ++i) {
+        const float* xi = x.data() + i * k;
+        const auto seen = seen_by(kern, xi, k);
+        for (int64_t r = 0; r < rows; ++r)
+          check_output(t, got[static_cast<size_t>(i * rows + r)], wd[static_cast<size_t>(r)], w.data() + r * rb, xi, seen);
       }
     }
   }
 }
 
-TEST_CASE("matmul_id of grouped and FP8 experts on every ISA is within the activation error of the float64 dot", "[cpu]") {
+TEMPLATE_TEST_CASE("matmul_id of grouped and FP8 experts on every ISA is within the activation error of the float64 dot", "[cpu]", SY_ISA_SETS) {
+  SY_REQUIRE_SET(TestType);
+  constexpr Isa isa = TestType::isa;
   const int64_t rows = 21, n_experts = 6, n_used = 3;
   std::mt19937 rng(8);
   ThreadPool pool(3);
@@ -352,46 +332,44 @@ TEST_CASE("matmul_id of grouped and FP8 experts on every ISA is within the activ
       for (int64_t slots : {int64_t{1}, n_used}) {
         const auto x = random_acts(k * slots * n_tokens, rng);
         std::vector<float> got(static_cast<size_t>(rows * n_used * n_tokens));
-        for (Isa isa : every_isa_here()) {
-          INFO(storage_type_name(t) << " tokens=" << n_tokens << " slots=" << slots << " isa=" << isa_name(isa));
-          std::fill(got.begin(), got.end(), std::nanf(""));
-          MatmulIdArgs a{w.data(), t, k, rows, n_experts, x.data(), slots, ids, n_used, n_tokens, got.data()};
-          REQUIRE(matmul_id(a, isa, pool, scratch).is_ok());
-          const DotKernel kern = dot_kernel(t, isa);
-          for (int64_t tok = 0; tok < n_tokens; ++tok)
-            for (int64_t j = 0; j < n_used; ++j) {
-              const int64_t e = ids[static_cast<size_t>(j + tok * n_used)];
-              const float* xi = x.data() + ((slots == 1 ? 0 : j) + tok * slots) * k;
-              const auto seen = seen_by(kern, xi, k);
-              for (int64_t r = 0; r < rows; ++r)
-                check_output(t, got[static_cast<size_t>((j + tok * n_used) * rows + r)], wd[static_cast<size_t>(e * rows + r)],
-                             w.data() + (e * rows + r) * static_cast<int64_t>(rb), xi, seen);
-            }
-        }
+        INFO(storage_type_name(t) << " tokens=" << n_tokens << " slots=" << slots << " isa=" << isa_name(isa));
+        std::fill(got.begin(), got.end(), std::nanf(""));
+        MatmulIdArgs a{w.data(), t, k, rows, n_experts, x.data(), slots, ids, n_used, n_tokens, got.data()};
+        REQUIRE(matmul_id(a, isa, pool, scratch).is_ok());
+        const DotKernel kern = dot_kernel(t, isa);
+        for (int64_t tok = 0; tok < n_tokens; ++tok)
+          for (int64_t j = 0; j < n_used; ++j) {
+            const int64_t e = ids[static_cast<size_t>(j + tok * n_used)];
+            const float* xi = x.data() + ((slots == 1 ? 0 : j) + tok * slots) * k;
+            const auto seen = seen_by(kern, xi, k);
+            for (int64_t r = 0; r < rows; ++r)
+              check_output(t, got[static_cast<size_t>((j + tok * n_used) * rows + r)], wd[static_cast<size_t>(e * rows + r)],
+                           w.data() + (e * rows + r) * static_cast<int64_t>(rb), xi, seen);
+          }
       }
     }
   }
 }
 
-TEST_CASE("grouped weights of one type share converted activations in a gate/up pair", "[cpu]") {
+TEMPLATE_TEST_CASE("grouped weights of one type share converted activations in a gate/up pair", "[cpu]", SY_ISA_SETS) {
+  SY_REQUIRE_SET(TestType);
+  constexpr Isa isa = TestType::isa;
   const int64_t k = 256, rows = 19, m = 6;
   std::mt19937 rng(9);
   ThreadPool pool(2);
   const auto wg = random_weights(StorageType::I4_G128, k, rows, rng);
   const auto wu = random_weights(StorageType::I4_G128, k, rows, rng);
   const auto x = random_acts(m * k, rng);
-  for (Isa isa : every_isa_here()) {
-    INFO(isa_name(isa));
-    CHECK(can_share_activations(StorageType::I4_G128, StorageType::I8_G32, isa));
-    std::vector<float> g(static_cast<size_t>(m * rows)), u(g.size()), fg(g.size()), fu(g.size());
-    std::vector<uint8_t> scratch(matmul_scratch_bytes(StorageType::I4_G128, k, m, isa));
-    MatmulArgs ga{wg.data(), StorageType::I4_G128, k, rows, x.data(), m, g.data()};
-    MatmulArgs ua{wu.data(), StorageType::I4_G128, k, rows, x.data(), m, u.data()};
-    REQUIRE(matmul(ga, isa, pool, scratch.data()).is_ok());
-    REQUIRE(matmul(ua, isa, pool, scratch.data()).is_ok());
-    ga.y = fg.data(), ua.y = fu.data();
-    REQUIRE(matmul_gate_up(ga, ua, Glu{}, isa, pool, scratch.data()).is_ok());
-    CHECK(fg == g);
-    CHECK(fu == u);
-  }
+  INFO(isa_name(isa));
+  CHECK(can_share_activations(StorageType::I4_G128, StorageType::I8_G32, isa));
+  std::vector<float> g(static_cast<size_t>(m * rows)), u(g.size()), fg(g.size()), fu(g.size());
+  std::vector<uint8_t> scratch(matmul_scratch_bytes(StorageType::I4_G128, k, m, isa));
+  MatmulArgs ga{wg.data(), StorageType::I4_G128, k, rows, x.data(), m, g.data()};
+  MatmulArgs ua{wu.data(), StorageType::I4_G128, k, rows, x.data(), m, u.data()};
+  REQUIRE(matmul(ga, isa, pool, scratch.data()).is_ok());
+  REQUIRE(matmul(ua, isa, pool, scratch.data()).is_ok());
+  ga.y = fg.data(), ua.y = fu.data();
+  REQUIRE(matmul_gate_up(ga, ua, Glu{}, isa, pool, scratch.data()).is_ok());
+  CHECK(fg == g);
+  CHECK(fu == u);
 }

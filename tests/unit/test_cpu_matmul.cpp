@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "matmul.hpp"
+#include "kernel_sets.hpp"
 #include "matmul_close.hpp"
 #include "switchyard/quant.hpp"
 
@@ -38,14 +39,13 @@ TEST_CASE("thread pool: every task runs exactly once, on a valid thread, run aft
   CHECK(count == 10);
 }
 
-TEST_CASE("matmul with every ISA and thread count equals the scalar reference", "[cpu]") {
+TEMPLATE_TEST_CASE("matmul with every ISA and thread count equals the scalar reference", "[cpu]", SY_ISA_SETS) {
+  SY_REQUIRE_SET(TestType);
+  constexpr Isa isa = TestType::isa;
   const StorageType types[] = {StorageType::F32, StorageType::F16, StorageType::BF16, StorageType::Q8_0,
                                StorageType::Q4_0, StorageType::Q4_1, StorageType::Q5_0, StorageType::Q5_1,
                                StorageType::IQ4_NL, StorageType::Q2_K, StorageType::Q3_K, StorageType::Q4_K,
                                StorageType::Q5_K, StorageType::Q6_K, StorageType::IQ4_XS};
-  std::vector<Isa> isas{Isa::scalar};
-  if (detect_isa() != Isa::scalar) isas.push_back(Isa::avx2);
-  if (detect_isa() == Isa::avx512) isas.push_back(Isa::avx512);
   ThreadPool pool(3);
   std::mt19937 rng(42);
   std::normal_distribution<float> nd(0.f, 1.f);
@@ -64,18 +64,16 @@ TEST_CASE("matmul with every ISA and thread count equals the scalar reference", 
       std::vector<float> ref(static_cast<size_t>(m * rows)), got(ref.size());
       MatmulArgs a{w.data(), t, k, rows, x.data(), m, ref.data()};
       REQUIRE(matmul_reference(a).is_ok());
-      for (auto isa : isas) {
-        INFO(storage_type_name(t) << " m=" << m << " isa=" << isa_name(isa));
-        std::vector<uint8_t> scratch(matmul_scratch_bytes(t, k, m, isa));
-        a.y = got.data();
-        REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
-        double max_err = 0, max_mag = 0;
-        for (size_t i = 0; i < ref.size(); ++i) {
-          max_err = std::max(max_err, static_cast<double>(std::fabs(got[i] - ref[i])));
-          max_mag = std::max(max_mag, static_cast<double>(std::fabs(ref[i])));
-        }
-        CHECK(max_err <= 1e-4 * std::max(1.0, max_mag));
+      INFO(storage_type_name(t) << " m=" << m << " isa=" << isa_name(isa));
+      std::vector<uint8_t> scratch(matmul_scratch_bytes(t, k, m, isa));
+      a.y = got.data();
+      REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
+      double max_err = 0, max_mag = 0;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        max_err = std::max(max_err, static_cast<double>(std::fabs(got[i] - ref[i])));
+        max_mag = std::max(max_mag, static_cast<double>(std::fabs(ref[i])));
       }
+      CHECK(max_err <= 1e-4 * std::max(1.0, max_mag));
     }
   }
 }
@@ -128,13 +126,6 @@ TEST_CASE("matmul_id: expert-grouped results equal one reference matmul per pair
 
 namespace {
 
-std::vector<Isa> every_isa_here() {
-  std::vector<Isa> isas{Isa::scalar};
-  if (detect_isa() != Isa::scalar) isas.push_back(Isa::avx2);
-  if (detect_isa() == Isa::avx512) isas.push_back(Isa::avx512);
-  return isas;
-}
-
 std::vector<uint8_t> random_matrix(StorageType t, int64_t k, int64_t rows, std::mt19937& rng) {
   std::normal_distribution<float> nd(0.f, 1.f);
   const size_t rb = *storage_row_bytes(t, static_cast<uint64_t>(k));
@@ -166,7 +157,9 @@ std::vector<int32_t> routing(int64_t n_experts, int64_t n_used, int64_t n_tokens
 
 }  // namespace
 
-TEST_CASE("matmul_id on every ISA: many experts, shared and per-slot inputs, 1 and 37 tokens", "[cpu]") {
+TEMPLATE_TEST_CASE("matmul_id on every ISA: many experts, shared and per-slot inputs, 1 and 37 tokens", "[cpu]", SY_ISA_SETS) {
+  SY_REQUIRE_SET(TestType);
+  constexpr Isa isa = TestType::isa;
   const int64_t k = 512, rows = 40, n_experts = 64, n_used = 8;
   std::mt19937 rng(11);
   std::normal_distribution<float> nd(0.f, 1.f);
@@ -182,19 +175,19 @@ TEST_CASE("matmul_id on every ISA: many experts, shared and per-slot inputs, 1 a
         std::vector<float> ref(static_cast<size_t>(rows * n_used * n_tokens)), got(ref.size());
         MatmulIdArgs a{w.data(), t, k, rows, n_experts, x.data(), slots, ids, n_used, n_tokens, ref.data()};
         REQUIRE(matmul_id_reference(a).is_ok());
-        for (auto isa : every_isa_here()) {
-          INFO(storage_type_name(t) << " tokens=" << n_tokens << " slots=" << slots << " isa=" << isa_name(isa));
-          std::fill(got.begin(), got.end(), std::nanf(""));
-          a.y = got.data();
-          REQUIRE(matmul_id(a, isa, pool, scratch).is_ok());
-          check_close(got, ref);
-        }
+        INFO(storage_type_name(t) << " tokens=" << n_tokens << " slots=" << slots << " isa=" << isa_name(isa));
+        std::fill(got.begin(), got.end(), std::nanf(""));
+        a.y = got.data();
+        REQUIRE(matmul_id(a, isa, pool, scratch).is_ok());
+        check_close(got, ref);
       }
     }
   }
 }
 
-TEST_CASE("matmul_id_gate_up equals two matmul_ids bit for bit, and its SwiGLU the formula", "[cpu]") {
+TEMPLATE_TEST_CASE("matmul_id_gate_up equals two matmul_ids bit for bit, and its SwiGLU the formula", "[cpu]", SY_ISA_SETS) {
+  SY_REQUIRE_SET(TestType);
+  constexpr Isa isa = TestType::isa;
   const int64_t k = 256, rows = 48, n_experts = 16, n_used = 4;
   std::mt19937 rng(12);
   std::normal_distribution<float> nd(0.f, 1.f);
@@ -212,20 +205,18 @@ TEST_CASE("matmul_id_gate_up equals two matmul_ids bit for bit, and its SwiGLU t
     MatmulIdArgs up{wu.data(), StorageType::Q5_K, k, rows, n_experts, x.data(), 1, ids, n_used, n_tokens, ref_u.data()};
     REQUIRE(matmul_id_reference(gate).is_ok());
     REQUIRE(matmul_id_reference(up).is_ok());
-    for (auto isa : every_isa_here()) {
-      INFO("tokens=" << n_tokens << " isa=" << isa_name(isa));
-      gate.y = g.data(), up.y = u.data();
-      REQUIRE(matmul_id(gate, isa, pool, scratch).is_ok());
-      REQUIRE(matmul_id(up, isa, pool, scratch).is_ok());
-      gate.y = fg.data(), up.y = fu.data();
-      REQUIRE(matmul_id_gate_up(gate, up, Glu{glu_formula, h.data()}, isa, pool, scratch).is_ok());
-      CHECK(fg == g);
-      CHECK(fu == u);
-      check_close(fg, ref_g);
-      check_close(fu, ref_u);
-      glu_formula(g.data(), u.data(), want_h.data(), static_cast<int64_t>(n_out));
-      CHECK(h == want_h);
-    }
+    INFO("tokens=" << n_tokens << " isa=" << isa_name(isa));
+    gate.y = g.data(), up.y = u.data();
+    REQUIRE(matmul_id(gate, isa, pool, scratch).is_ok());
+    REQUIRE(matmul_id(up, isa, pool, scratch).is_ok());
+    gate.y = fg.data(), up.y = fu.data();
+    REQUIRE(matmul_id_gate_up(gate, up, Glu{glu_formula, h.data()}, isa, pool, scratch).is_ok());
+    CHECK(fg == g);
+    CHECK(fu == u);
+    check_close(fg, ref_g);
+    check_close(fu, ref_u);
+    glu_formula(g.data(), u.data(), want_h.data(), static_cast<int64_t>(n_out));
+    CHECK(h == want_h);
   }
   MatmulIdArgs gate{wg.data(), StorageType::Q4_K, k, rows, n_experts, nullptr, 1, {}, n_used, 1, nullptr};
   MatmulIdArgs up = gate;
@@ -234,7 +225,9 @@ TEST_CASE("matmul_id_gate_up equals two matmul_ids bit for bit, and its SwiGLU t
         "cpu: matmul_id_gate_up: Q4_K and F16 weights convert activations differently; run two matmul_ids");
 }
 
-TEST_CASE("matmul_gate_up equals two matmuls bit for bit, for one and many activation rows", "[cpu]") {
+TEMPLATE_TEST_CASE("matmul_gate_up equals two matmuls bit for bit, for one and many activation rows", "[cpu]", SY_ISA_SETS) {
+  SY_REQUIRE_SET(TestType);
+  constexpr Isa isa = TestType::isa;
   const int64_t k = 512, rows = 70;
   std::mt19937 rng(13);
   std::normal_distribution<float> nd(0.f, 1.f);
@@ -250,21 +243,19 @@ TEST_CASE("matmul_gate_up equals two matmuls bit for bit, for one and many activ
     MatmulArgs up{wu.data(), StorageType::Q4_0, k, rows, x.data(), m, ref_u.data()};
     REQUIRE(matmul_reference(gate).is_ok());
     REQUIRE(matmul_reference(up).is_ok());
-    for (auto isa : every_isa_here()) {
-      INFO("m=" << m << " isa=" << isa_name(isa));
-      std::vector<uint8_t> scratch(matmul_scratch_bytes(StorageType::Q8_0, k, m, isa));
-      gate.y = g.data(), up.y = u.data();
-      REQUIRE(matmul(gate, isa, pool, scratch.data()).is_ok());
-      REQUIRE(matmul(up, isa, pool, scratch.data()).is_ok());
-      gate.y = fg.data(), up.y = fu.data();
-      REQUIRE(matmul_gate_up(gate, up, Glu{glu_formula, h.data()}, isa, pool, scratch.data()).is_ok());
-      CHECK(fg == g);
-      CHECK(fu == u);
-      check_close(fg, ref_g);
-      check_close(fu, ref_u);
-      glu_formula(g.data(), u.data(), want_h.data(), static_cast<int64_t>(n_out));
-      CHECK(h == want_h);
-    }
+    INFO("m=" << m << " isa=" << isa_name(isa));
+    std::vector<uint8_t> scratch(matmul_scratch_bytes(StorageType::Q8_0, k, m, isa));
+    gate.y = g.data(), up.y = u.data();
+    REQUIRE(matmul(gate, isa, pool, scratch.data()).is_ok());
+    REQUIRE(matmul(up, isa, pool, scratch.data()).is_ok());
+    gate.y = fg.data(), up.y = fu.data();
+    REQUIRE(matmul_gate_up(gate, up, Glu{glu_formula, h.data()}, isa, pool, scratch.data()).is_ok());
+    CHECK(fg == g);
+    CHECK(fu == u);
+    check_close(fg, ref_g);
+    check_close(fu, ref_u);
+    glu_formula(g.data(), u.data(), want_h.data(), static_cast<int64_t>(n_out));
+    CHECK(h == want_h);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "kernel_sets.hpp"
 #include "matmul.hpp"
 #include "matmul_close.hpp"
 #include "matmul_id.hpp"
@@ -66,14 +67,6 @@ std::vector<uint8_t> repacked(const std::vector<uint8_t>& w, int64_t k, int64_t 
   return out;
 }
 
-// The kernels for an interleaved type this machine runs: the scalar reference always, the
-// SIMD one where the CPU has it.
-std::vector<Isa> x16_isas(StorageType x = kX16) {
-  std::vector<Isa> isas{Isa::scalar};
-  if (dot_kernel(x, detect_isa()).usable()) isas.push_back(detect_isa());
-  return isas;
-}
-
 }  // namespace
 
 TEST_CASE("X16 layouts: the repack is a permutation that unpack_rows inverts", "[cpu]") {
@@ -117,7 +110,12 @@ TEST_CASE("X16 layouts: the repack is a permutation that unpack_rows inverts", "
   for (int cw : {0, 7, 15}) CHECK(std::equal(g3 + 4 + 4 * cw, g3 + 8 + 4 * cw, gx.data() + 1088 + 64 + 64 * cw + 12));
 }
 
-TEST_CASE("X16 layouts: matmul equals the row-major scalar reference, batch-independent", "[cpu]") {
+// The layouts' scalar reference (matmul_reference) and their SIMD kernels, which exist for
+// AVX-512 VNNI only.
+TEMPLATE_TEST_CASE("X16 layouts: matmul equals the row-major scalar reference, batch-independent", "[cpu]",
+                   sy::test::ScalarSet, sy::test::Avx512VnniSet) {
+  SY_REQUIRE_SET(TestType);
+  constexpr Isa isa = TestType::isa;
   std::mt19937 rng(12);
   std::normal_distribution<float> nd(0.f, 1.f);
   const int64_t k = 768, rows = 48;
@@ -131,21 +129,20 @@ TEST_CASE("X16 layouts: matmul equals the row-major scalar reference, batch-inde
       for (auto& v : x) v = nd(rng);
       std::vector<float> ref(static_cast<size_t>(m * rows)), got(ref.size()), alone(static_cast<size_t>(rows));
       REQUIRE(matmul_reference({w.data(), base, k, rows, x.data(), m, ref.data()}).is_ok());
-      for (Isa isa : x16_isas(xt)) {
-        INFO(storage_type_name(xt) << " m=" << m << " isa=" << isa_name(isa));
-        MatmulArgs a{x16.data(), xt, k, rows, x.data(), m, got.data()};
-        if (isa == Isa::scalar) {
-          REQUIRE(matmul_reference(a).is_ok());
-        } else {
-          std::vector<uint8_t> scratch(matmul_scratch_bytes(xt, k, m, isa));
-          REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
-        }
+      INFO(storage_type_name(xt) << " m=" << m << " " << TestType::name);
+      MatmulArgs a{x16.data(), xt, k, rows, x.data(), m, got.data()};
+      if constexpr (isa == Isa::scalar) {
+        REQUIRE(matmul_reference(a).is_ok());
         check_close(got, ref);
-        if (isa == Isa::scalar) continue;
+      } else {
+        REQUIRE(dot_kernel(xt, isa).usable());
+        std::vector<uint8_t> scratch(matmul_scratch_bytes(xt, k, m, isa));
+        REQUIRE(matmul(a, isa, pool, scratch.data()).is_ok());
+        check_close(got, ref);
         // The last token alone gives the same bits as inside the batch.
-        std::vector<uint8_t> scratch(matmul_scratch_bytes(xt, k, 1, isa));
+        std::vector<uint8_t> scratch1(matmul_scratch_bytes(xt, k, 1, isa));
         MatmulArgs one{x16.data(), xt, k, rows, x.data() + (m - 1) * k, 1, alone.data()};
-        REQUIRE(matmul(one, isa, pool, scratch.data()).is_ok());
+        REQUIRE(matmul(one, isa, pool, scratch1.data()).is_ok());
         for (int64_t r = 0; r < rows; ++r) CHECK(alone[static_cast<size_t>(r)] == got[static_cast<size_t>((m - 1) * rows + r)]);
       }
     }
@@ -153,11 +150,8 @@ TEST_CASE("X16 layouts: matmul equals the row-major scalar reference, batch-inde
 }
 
 TEST_CASE("Q4_K_X16: gate/up pairs with row-major Q6_K and matmul_id over experts", "[cpu]") {
-  const Isa isa = detect_isa();
-  if (!dot_kernel(kX16, isa).usable()) {
-    WARN("no Q4_K_X16 kernel on this CPU (it needs AVX-512 VNNI): the SIMD cases are not run");
-    return;
-  }
+  SY_REQUIRE_SET(sy::test::Avx512VnniSet);  // the only kernels of the layout
+  const Isa isa = Isa::avx512;
   std::mt19937 rng(13);
   std::normal_distribution<float> nd(0.f, 1.f);
   const int64_t k = 256, rows = 32, m = 5;

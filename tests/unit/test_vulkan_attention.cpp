@@ -17,6 +17,7 @@
 #include "executor.hpp"
 #include "registry/registry.hpp"
 #include "switchyard/quant.hpp"
+#include "skip.hpp"
 
 using namespace sy;
 
@@ -182,7 +183,7 @@ std::string type_name(StorageType t) { return std::string(storage_type_name(t));
 TEST_CASE("vulkan set_rows: float caches get the CPU's bytes", "[vulkan][kernels]") {
   Device* dev = vulkan(false);
   if (!dev) {
-    WARN("no Vulkan device; skipped");
+    sy::test::skip_unless_ci("no Vulkan device here");
     return;
   }
   for (StorageType type : {StorageType::F32, StorageType::F16, StorageType::BF16}) {
@@ -208,7 +209,7 @@ TEST_CASE("vulkan set_rows: float caches get the CPU's bytes", "[vulkan][kernels
 TEST_CASE("vulkan set_rows: Q8_0 and Q4_0 blocks equal quantize_row bit for bit", "[vulkan][kernels]") {
   Device* dev = vulkan(false);
   if (!dev) {
-    WARN("no Vulkan device; skipped");
+    sy::test::skip_unless_ci("no Vulkan device here");
     return;
   }
   for (StorageType type : {StorageType::Q8_0, StorageType::Q4_0}) {
@@ -300,7 +301,7 @@ TEST_CASE("vulkan attention: paged cache, GQA, every KV type, against the CPU", 
   for (bool portable : {false, true}) {
     Device* dev = vulkan(portable);
     if (!dev) {
-      WARN("no Vulkan device; skipped");
+      sy::test::skip_unless_ci("no Vulkan device here");
       return;
     }
     INFO((portable ? "portable path" : "default path"));
@@ -323,7 +324,7 @@ TEST_CASE("vulkan attention: the integer dot product is the path for quantized k
   Device* dev = vulkan(false);
   Device* portable = vulkan(true);
   if (!dev || !portable) {
-    WARN("no Vulkan device; skipped");
+    sy::test::skip_unless_ci("no Vulkan device here");
     return;
   }
   CHECK_FALSE(has_path(*portable, "attention: integer dot product"));
@@ -337,7 +338,7 @@ TEST_CASE("vulkan attention: the integer dot product is the path for quantized k
 TEST_CASE("vulkan attention: MLA's shape, V a view of the K cache, against the CPU", "[vulkan][kernels]") {
   Device* dev = vulkan(false);
   if (!dev) {
-    WARN("no Vulkan device; skipped");
+    sy::test::skip_unless_ci("no Vulkan device here");
     return;
   }
   // deepseek2 caches [latent | rotary key] per token: K is [96, 1, cells]; V, the latent
@@ -370,7 +371,7 @@ TEST_CASE("vulkan attention: MLA's shape, V a view of the K cache, against the C
 TEST_CASE("vulkan attention: set_rows then attention in one graph; one visible key gives its V row", "[vulkan][kernels]") {
   Device* dev = vulkan(false);
   if (!dev) {
-    WARN("no Vulkan device; skipped");
+    sy::test::skip_unless_ci("no Vulkan device here");
     return;
   }
   // The decode step as the model builds it: write this token's K and V rows, then attend
@@ -419,7 +420,7 @@ TEST_CASE("vulkan attention: set_rows then attention in one graph; one visible k
 TEST_CASE("vulkan conv1d: causal taps over state slots, runs of tokens, chunked equals whole", "[vulkan][kernels]") {
   Device* dev = vulkan(false);
   if (!dev) {
-    WARN("no Vulkan device; skipped");
+    sy::test::skip_unless_ci("no Vulkan device here");
     return;
   }
   for (int64_t taps : {int64_t{4}, int64_t{2}, int64_t{8}}) {
@@ -454,7 +455,7 @@ TEST_CASE("vulkan conv1d: causal taps over state slots, runs of tokens, chunked 
 TEST_CASE("vulkan delta_net: the gated delta rule per state slot, against the CPU", "[vulkan][kernels]") {
   Device* dev = vulkan(false);
   if (!dev) {
-    WARN("no Vulkan device; skipped");
+    sy::test::skip_unless_ci("no Vulkan device here");
     return;
   }
   struct Shape {
@@ -505,7 +506,7 @@ TEST_CASE("vulkan delta_net: the gated delta rule per state slot, against the CP
 TEST_CASE("vulkan cache and recurrent kernels decline what they do not run", "[vulkan][kernels]") {
   Device* dev = vulkan(false);
   if (!dev) {
-    WARN("no Vulkan device; skipped");
+    sy::test::skip_unless_ci("no Vulkan device here");
     return;
   }
   Arena a;
