@@ -7,8 +7,9 @@
 #include "chat/numbers.hpp"
 
 namespace sy::chat {
-
+namespace {
 using K = RenderFailure::Kind;
+}  // namespace
 
 void Interp::overflow(const std::string& expression) const {
   fail(K::limit, "integer overflow: " + expression + " is beyond the 64-bit integers templates support");

@@ -248,7 +248,7 @@ void select_devices(Node& root, const std::string& text, std::vector<Diagnostic>
     if (plugin == "cpu" || named) kept.push_back(std::move(b));
   }
   for (const auto& [plugin, index] : wanted) {
-    auto it = std::find_if(kept.begin(), kept.end(), [&](const Node& b) { return plugin_of(b) == plugin; });
+    auto it = std::find_if(kept.begin(), kept.end(), [&, &plugin = plugin](const Node& b) { return plugin_of(b) == plugin; });
     if (it == kept.end()) {
       Node b;
       b.kind = Node::Kind::map;

@@ -136,7 +136,8 @@ Result<Report> verify_model(const fs::path& path, const Options& o,
   }
   // Files the manifest lists beyond the model's own: checked too, a missing one fails.
   for (const auto& [name, digest] : listed) {
-    if (std::any_of(r.files.begin(), r.files.end(), [&](const FileCheck& c) { return same(c.path, name); })) continue;
+    if (std::any_of(r.files.begin(), r.files.end(), [&, &name = name](const FileCheck& c) { return same(c.path, name); }))
+      continue;
     FileCheck c;
     c.path = name;
     c.expected = digest;

@@ -18,9 +18,10 @@ struct NextDescriptor {
   uintptr_t words[16] = {1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3};
 };
 
-const NextDescriptor* describe() noexcept {
+// The entry's type is the same in every ABI (what the registry calls); what it points to is not.
+const sy::PluginDescriptor* describe() noexcept {
   static const NextDescriptor d;
-  return &d;
+  return reinterpret_cast<const sy::PluginDescriptor*>(&d);
 }
 
 }  // namespace

@@ -115,9 +115,9 @@ TEST_CASE("a malformed type table is refused whole, naming the type and the fix"
   auto grouped = desc("W", 96, 50);
   grouped.group_size = 64;
   refused({grouped}, "not a whole number of groups of 64");
-  auto half = desc("W");
-  half.repack_to = "Q8_0";
-  refused({half}, "without a repack function");
+  auto no_repack = desc("W");
+  no_repack.repack_to = "Q8_0";
+  refused({no_repack}, "without a repack function");
   auto nowhere = desc("W");
   nowhere.repack_to = "NOT_A_TYPE";
   nowhere.repack = copy_rows;
