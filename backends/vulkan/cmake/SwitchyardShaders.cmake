@@ -6,6 +6,11 @@
 # embedded SPIR-V. Editing a .comp or a .glsl recompiles the variants that include it;
 # editing or adding a .list reconfigures.
 
+# SWITCHYARD_SPIRV_FROM names another build's compiled variants (its backends/vulkan/spv):
+# a variant found there, newer than every shader source, is copied instead of compiled
+# (scripts/test --sanitize takes the normal build's). Anything else is compiled as usual.
+set(SWITCHYARD_SPIRV_FROM "" CACHE PATH "Another build's backends/vulkan/spv to take compiled shader variants from")
+
 find_program(SY_GLSLC glslc)
 if(NOT SY_GLSLC)
   message(FATAL_ERROR "The Vulkan backend needs glslc to compile its shaders (Debian: apt install glslc), "
@@ -44,15 +49,27 @@ function(sy_embed_shaders target dir)
       list(APPEND seen "${name}")
       string(MAKE_C_IDENTIFIER "k_${name}" id)
       set(inc "${out_dir}/${name}.inc")
-      # glslc's depfile names the .glsl files this variant includes, so editing one
-      # recompiles only the variants that use it.
-      add_custom_command(OUTPUT "${inc}"
-        COMMAND "${SY_GLSLC}" --target-env=vulkan1.2 -O -fshader-stage=compute -I "${dir}" ${parts}
-                -MD -MF "${inc}.d" -mfmt=c -o "${inc}" "${dir}/${source}"
-        DEPENDS "${dir}/${source}" "${dir}/common.glsl"
-        DEPFILE "${inc}.d"
-        COMMENT "glslc ${name}"
-        VERBATIM)
+      set(glslc_command "${SY_GLSLC}" --target-env=vulkan1.2 -O -fshader-stage=compute -I "${dir}" ${parts})
+      if(SWITCHYARD_SPIRV_FROM)
+        # Without glslc's depfile, every .glsl is a dependency of every variant.
+        file(GLOB glsl CONFIGURE_DEPENDS "${dir}/*.glsl")
+        add_custom_command(OUTPUT "${inc}"
+          COMMAND "${CMAKE_COMMAND}" "-DFROM=${SWITCHYARD_SPIRV_FROM}/${name}.inc" "-DOUT=${inc}"
+                  "-DSOURCES=${dir}/${source};${glsl}" "-DCOMPILE=${glslc_command};-mfmt=c;-o;${inc};${dir}/${source}"
+                  -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/copy_or_compile.cmake"
+          DEPENDS "${dir}/${source}" ${glsl}
+          COMMENT "glslc ${name} (or a copy of ${SWITCHYARD_SPIRV_FROM}/${name}.inc)"
+          VERBATIM)
+      else()
+        # glslc's depfile names the .glsl files this variant includes, so editing one
+        # recompiles only the variants that use it.
+        add_custom_command(OUTPUT "${inc}"
+          COMMAND ${glslc_command} -MD -MF "${inc}.d" -mfmt=c -o "${inc}" "${dir}/${source}"
+          DEPENDS "${dir}/${source}" "${dir}/common.glsl"
+          DEPFILE "${inc}.d"
+          COMMENT "glslc ${name}"
+          VERBATIM)
+      endif()
       list(APPEND outputs "${inc}")
       string(APPEND arrays "const uint32_t ${id}[] =\n#include \"spv/${name}.inc\"\n;\n")
       string(APPEND entries "    {\"${name}\", ${id}},\n")
