@@ -301,8 +301,10 @@ int run(const RunArgs& args) {
   req->params.ignore_eos = a.ignore_eos;
   req->params.force_ids = force;
   req->params.sampling = p.sampling;
-  req->params.final_logits = static_cast<bool>(lout);
-  if (lout)
+  // is_open(), not the stream's state: a stream never opened is "good", and taking every
+  // step's logits then formats the whole vocabulary to JSON per token for nothing.
+  req->params.final_logits = lout.is_open();
+  if (lout.is_open())
     req->on_logits = [&lout](int64_t pos, std::span<const float> l) { lout << json_text(logits_line(pos, l)) << "\n"; };
   serving::SchedulerConfig sc;
   sc.batch_tokens = p.context.batch;
