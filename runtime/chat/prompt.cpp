@@ -30,7 +30,7 @@ Result<std::pair<std::string, std::string>> find_chat_template(const std::filesy
       nlohmann::json j;
       try {
         j = nlohmann::json::parse(**text);
-      } catch (const nlohmann::json::parse_error& e) {
+      } catch (const nlohmann::json::exception& e) {
         return error::corrupt(cfg.string() + " is not valid JSON: " + e.what());
       }
       if (j.is_object() && j.contains("chat_template") && j["chat_template"].is_string())

@@ -231,7 +231,8 @@ std::optional<ApiError> check_message(const json& m, size_t i) {
 std::optional<ApiError> parse_body(const std::string& text, nlohmann::json& out) {
   try {
     out = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error for bad syntax, out_of_range for a number no double holds (1e99999).
     return ApiError{400,
                     "We could not parse the JSON body of your request: " + std::string(e.what()) +
                         ". Send a JSON object with Content-Type: application/json.",
