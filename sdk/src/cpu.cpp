@@ -56,11 +56,11 @@ std::string cpu_isa_override() {
   const char* env = std::getenv("SWITCHYARD_CPU_ISA");
   if (!env || !*env) return {};
   std::string v(env);
-  if (v == "scalar" || v == "avx2" || v == "avx512") return v;
+  if (v == "scalar" || v == "avx2" || v == "avx2vnni" || v == "avx512") return v;
   static bool warned = false;  // one warning per process is enough; benign race
   if (!warned) {
     warned = true;
-    std::fprintf(stderr, "switchyard: ignoring SWITCHYARD_CPU_ISA='%s': use scalar, avx2 or avx512\n", env);
+    std::fprintf(stderr, "switchyard: ignoring SWITCHYARD_CPU_ISA='%s': use scalar, avx2, avx2vnni or avx512\n", env);
   }
   return {};
 }
@@ -69,8 +69,9 @@ std::vector<std::string> cpu_features() {
   auto f = detect();
   const std::string isa = cpu_isa_override();
   if (isa == "scalar") return {};
-  if (isa == "avx2")
-    std::erase_if(f, [](const std::string& s) { return s.rfind("avx512", 0) == 0; });
+  // avx2 is what llama.cpp built for AVX2 + FMA + F16C runs: no VNNI of either width.
+  if (isa == "avx2" || isa == "avx2vnni")
+    std::erase_if(f, [&](const std::string& s) { return s.rfind("avx512", 0) == 0 || (isa == "avx2" && s == "avxvnni"); });
   return f;
 }
 

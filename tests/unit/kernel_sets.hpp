@@ -14,7 +14,7 @@ namespace sy::test {
 struct ScalarSet {
   static constexpr const char* name = "scalar";
   static constexpr cpu::Isa isa = cpu::Isa::scalar;
-  static constexpr const char* feature = nullptr;  ///< an AVX-512 extension the set needs too
+  static constexpr const char* feature = nullptr;  ///< an extension of isa the set needs too
   static cpu::DotKernel kernel(StorageType t) { return cpu::dot_kernel_scalar(t); }
 };
 struct Avx2Set {
@@ -22,6 +22,12 @@ struct Avx2Set {
   static constexpr cpu::Isa isa = cpu::Isa::avx2;
   static constexpr const char* feature = nullptr;
   static cpu::DotKernel kernel(StorageType t) { return cpu::dot_kernel_avx2(t); }
+};
+struct Avx2VnniSet {
+  static constexpr const char* name = "avx2vnni";
+  static constexpr cpu::Isa isa = cpu::Isa::avx2vnni;
+  static constexpr const char* feature = nullptr;
+  static cpu::DotKernel kernel(StorageType t) { return cpu::dot_kernel_avx2vnni(t); }
 };
 struct Avx512Set {
   static constexpr const char* name = "avx512";
@@ -55,11 +61,11 @@ std::string missing_set() {
 }  // namespace sy::test
 
 /// Every dot-kernel set, extensions included.
-#define SY_DOT_SETS sy::test::ScalarSet, sy::test::Avx2Set, sy::test::Avx512Set, sy::test::Avx512VnniSet, sy::test::Avx512Bf16Set
+#define SY_DOT_SETS sy::test::ScalarSet, sy::test::Avx2Set, sy::test::Avx2VnniSet, sy::test::Avx512Set, sy::test::Avx512VnniSet, sy::test::Avx512Bf16Set
 /// The SIMD ones.
-#define SY_SIMD_SETS sy::test::Avx2Set, sy::test::Avx512Set, sy::test::Avx512VnniSet, sy::test::Avx512Bf16Set
+#define SY_SIMD_SETS sy::test::Avx2Set, sy::test::Avx2VnniSet, sy::test::Avx512Set, sy::test::Avx512VnniSet, sy::test::Avx512Bf16Set
 /// The levels matmul and matmul_id take (their AVX-512 level uses the extensions the CPU has).
-#define SY_ISA_SETS sy::test::ScalarSet, sy::test::Avx2Set, sy::test::Avx512Set
+#define SY_ISA_SETS sy::test::ScalarSet, sy::test::Avx2Set, sy::test::Avx2VnniSet, sy::test::Avx512Set
 
 /// Skips the rest of the test case unless this process may run Set's kernels.
 #define SY_REQUIRE_SET(Set)                                                                  \

@@ -93,19 +93,54 @@ TEMPLATE_TEST_CASE("SIMD dot kernels agree with the scalar kernel", "[cpu][dot]"
 
 TEST_CASE("the kernel ISA is the best the CPU supports, narrowed by SWITCHYARD_CPU_ISA", "[cpu][dot]") {
   const std::string forced = cpu_isa_override();
-  Isa want = sy::test::hardware_isa();
+  const Isa hw = sy::test::hardware_isa();
+  // Below AVX-512, AVX-VNNI lifts AVX2 to avx2vnni; forcing avx2 drops it, forcing avx2vnni
+  // drops only AVX-512.
+  const Isa hw_below_512 = hw == Isa::scalar ? Isa::scalar : sy::test::hardware_avxvnni() ? Isa::avx2vnni : Isa::avx2;
+  Isa want = hw == Isa::avx512 ? hw : hw_below_512;
   if (forced == "scalar") want = Isa::scalar;
-  if (forced == "avx2" && want == Isa::avx512) want = Isa::avx2;
+  if (forced == "avx2" && want != Isa::scalar) want = Isa::avx2;
+  if (forced == "avx2vnni") want = hw_below_512;
   INFO("forced '" << forced << "', expected " << isa_name(want));
   CHECK(detect_isa() == want);
 }
 
 // Asking is safe on any CPU: the tables are data (dot_tables.hpp); no kernel runs here.
-TEST_CASE("every weight type has its own AVX2 and AVX-512 kernel (no fallback left)", "[cpu][dot]") {
+TEST_CASE("every weight type has its own AVX2, AVX-VNNI and AVX-512 kernel (no fallback left)", "[cpu][dot]") {
   for (auto wt : kWeightTypes) {
     INFO(storage_type_name(wt));
     CHECK(dot_kernel_avx2(wt).isa == Isa::avx2);
+    CHECK(dot_kernel_avx2vnni(wt).isa == Isa::avx2vnni);
     CHECK(dot_kernel_avx512(wt).isa == Isa::avx512);
+  }
+}
+
+// The VNNI build computes the same integers with fewer instructions (simd_avx2.hpp), so its
+// results are the AVX2 kernels' exactly; a pair that saturated vpmaddubsw in one build and
+// not in the other would show here (and against the scalar kernel, above and below).
+TEST_CASE("AVX-VNNI kernels equal the AVX2 kernels bit for bit, one row and four", "[cpu][dot]") {
+  SY_REQUIRE_SET(sy::test::Avx2VnniSet);
+  for (auto wt : kWeightTypes) {
+    const auto plain = dot_kernel_avx2(wt), vnni = dot_kernel_avx2vnni(wt);
+    REQUIRE(vnni.dot != nullptr);
+    CHECK((plain.dot4 == nullptr) == (vnni.dot4 == nullptr));
+    const int64_t bs = storage_type_info(wt).block_size;
+    for (int64_t n : {bs, 3 * bs, bs == 1 ? int64_t{77} : 16 * bs}) {
+      INFO(storage_type_name(wt) << " n=" << n);
+      const size_t ab = *storage_row_bytes(vnni.act_type, static_cast<uint64_t>(n));
+      const auto w = make_rows(wt, vnni, n, 300);
+      std::vector<uint8_t> acts(ab * 4);
+      for (int r = 0; r < 4; ++r) {
+        const auto a = make_rows(wt, vnni, n, 400 + static_cast<unsigned>(r)).a;
+        std::copy(a.begin(), a.end(), acts.begin() + static_cast<ptrdiff_t>(r * ab));
+        CHECK(vnni.dot(n, w.w.data(), acts.data() + r * ab) == plain.dot(n, w.w.data(), acts.data() + r * ab));
+      }
+      if (!vnni.dot4) continue;
+      float got[4], want[4];
+      vnni.dot4(n, w.w.data(), acts.data(), ab, got);
+      plain.dot4(n, w.w.data(), acts.data(), ab, want);
+      for (int r = 0; r < 4; ++r) CHECK(got[r] == want[r]);
+    }
   }
 }
 

@@ -30,7 +30,7 @@ using namespace sy;
 using namespace sy::cpu;
 
 // The grouped types have no BF16 variant.
-#define SY_GROUPED_SETS sy::test::ScalarSet, sy::test::Avx2Set, sy::test::Avx512Set, sy::test::Avx512VnniSet
+#define SY_GROUPED_SETS sy::test::ScalarSet, sy::test::Avx2Set, sy::test::Avx2VnniSet, sy::test::Avx512Set, sy::test::Avx512VnniSet
 
 namespace {
 

@@ -10,6 +10,8 @@ DotKernel dot_kernel(StorageType weight, Isa isa) {
   if (isa == Isa::avx512) {
     static const Avx512Ext ext{cpu_has("avx512vnni"), cpu_has("avx512bf16")};
     k = dot_kernel_avx512_best(weight, ext);
+  } else if (isa == Isa::avx2vnni) {
+    k = dot_kernel_avx2vnni(weight);
   } else if (isa == Isa::avx2) {
     k = dot_kernel_avx2(weight);
   } else {

@@ -96,6 +96,9 @@ DotKernel dot_kernel_scalar_grouped(StorageType weight);
 // The kernels of one ISA, for dispatch and tests. Asking is safe on any CPU (dot_tables.hpp);
 // calling a kernel returned needs its ISA.
 DotKernel dot_kernel_avx2(StorageType weight);
+/// The AVX2 kernels built with AVX-VNNI (256-bit vpdpbusd/vpdpwssd): the same results as
+/// dot_kernel_avx2()'s, bit for bit.
+DotKernel dot_kernel_avx2vnni(StorageType weight);
 DotKernel dot_kernel_avx512(StorageType weight);
 /// Optional AVX-512 extensions the CPU has.
 struct Avx512Ext {

@@ -1,5 +1,6 @@
-// AVX2 + FMA + F16C dot products. Built with those flags only; called only when the CPU
-// has them. Types without a specialised kernel here fall back to the scalar ones.
+// AVX2 + FMA + F16C dot products. Built with those flags only, and again with AVX-VNNI
+// (simd_avx2.hpp); called only when the CPU has them. Types without a specialised kernel
+// here fall back to the scalar ones.
 #include <cstring>
 
 #include "dot_tables.hpp"
@@ -75,6 +76,7 @@ float dot_sym32(int64_t n, const void* w, const void* a, Levels levels) {
   const int64_t nb = n / 32;
   int64_t i = 0;
   for (; i + 2 <= nb; i += 2, wb += 2 * WBytes, ab += 68) {
+    for (int l = 0; l < 2 * WBytes; l += 64) prefetch_ahead(wb + l);
     step(wb, ab, acc0);
     step(wb + WBytes, ab + 34, acc1);
   }
@@ -110,6 +112,7 @@ void q4_k_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out)
   for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps(), minus[r] = 0;
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
+    for (int l = 0; l < 144; l += 64) prefetch_ahead(wb + l);
     const ScaleMinWords u = scale_min_words_k4(wb + 4);
     uint8_t sm[8];
     std::memcpy(sm, u.w, 8);
@@ -130,8 +133,7 @@ void q4_k_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out)
         const u8* q8 = ab + r * stride + 4 + 64 * j;
         const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8));
         const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32));
-        sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), s0),
-                                                             _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), s1)));
+        sumi[r] = dpwssd(dpwssd(sumi[r], _mm256_maddubs_epi16(lo, y0), s0), _mm256_maddubs_epi16(hi, y1), s1);
       }
     }
     for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da[r]), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
@@ -157,8 +159,8 @@ void dot4_q8_0(int64_t n, const void* w, const void* a, size_t stride, float out
   __m256 acc[2][4];
   for (auto& row : acc)
     for (auto& v : row) v = _mm256_setzero_ps();
-  const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t i = 0; i < n / 32; ++i, wb += 34, ab += 34) {
+    if (i % 2 == 0) prefetch_ahead(wb);
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 2));
     const __m256i ax = _mm256_sign_epi8(qx, qx);
     const float dw = f16(wb);
@@ -166,7 +168,7 @@ void dot4_q8_0(int64_t n, const void* w, const void* a, size_t stride, float out
     for (int r = 0; r < 4; ++r) {
       const u8* ar = ab + r * stride;
       const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + 2));
-      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y, qx)), ones);
+      const __m256i p = dpbusd(_mm256_setzero_si256(), ax, _mm256_sign_epi8(y, qx));
       ac[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(ar)), _mm256_cvtepi32_ps(p), ac[r]);
     }
   }
@@ -198,6 +200,7 @@ void q6_k_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out)
   __m256 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / 256; ++i, wb += 210, ab += 292) {
+    for (int l = 0; l < 210; l += 64) prefetch_ahead(wb + l);
     __m256i u[8];
     q6k_levels(wb, u);
     const auto* sc = reinterpret_cast<const int8_t*>(wb + 192);
@@ -211,7 +214,7 @@ void q6_k_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out)
                                       _mm256_madd_epi16(sw32, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + 260))));
       for (int c = 0; c < 8; ++c) {
         const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + 4 + 32 * c));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(u[c], y), scv[c]));
+        sumi = dpwssd(sumi, _mm256_maddubs_epi16(u[c], y), scv[c]);
       }
       float da;
       std::memcpy(&da, ar, 4);
@@ -238,12 +241,13 @@ float dot_affine32(int64_t n, const void* w, const void* a, Levels levels) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
   __m256 acc = _mm256_setzero_ps(), acc_m = _mm256_setzero_ps();
-  const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+  const __m256i ones8 = _mm256_set1_epi8(1);
   for (int64_t i = 0; i < n / 32; ++i, wb += WBytes, ab += 34) {
+    if (i % 2 == 0) prefetch_ahead(wb);
     const __m256i q = levels(wb);  // unsigned levels
     const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 2));
-    const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), ones16);
-    const __m256i ys = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, y), ones16);
+    const __m256i p = dpbusd(_mm256_setzero_si256(), q, y);
+    const __m256i ys = dpbusd(_mm256_setzero_si256(), ones8, y);
     const float da = f16(ab);
     acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * da), _mm256_cvtepi32_ps(p), acc);
     acc_m = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 2) * da), _mm256_cvtepi32_ps(ys), acc_m);
@@ -288,6 +292,7 @@ float dot_iq4_xs(int64_t n, const void* w, const void* a) {
   const auto* ab = static_cast<const u8*>(a);
   __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / 256; ++i, wb += 136, ab += 292) {
+    for (int l = 0; l < 136; l += 64) prefetch_ahead(wb + l);
     float da;
     std::memcpy(&da, ab, 4);
     uint16_t sh;
@@ -298,7 +303,7 @@ float dot_iq4_xs(int64_t n, const void* w, const void* a) {
       const __m256i v = _mm256_shuffle_epi8(iq4_table(), nibbles(wb + 8 + 16 * ib));
       const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + 4 + 32 * ib));
       const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(y, v));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p16, _mm256_set1_epi16(static_cast<int16_t>(ls - 32))));
+      sumi = dpwssd(sumi, p16, _mm256_set1_epi16(static_cast<int16_t>(ls - 32)));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * da), _mm256_cvtepi32_ps(sumi), acc);
   }
@@ -312,6 +317,7 @@ float dot_q5_k(int64_t n, const void* w, const void* a) {
   float minus = 0;
   const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
   for (int64_t i = 0; i < n / 256; ++i, wb += 176, ab += 292) {
+    for (int l = 0; l < 176; l += 64) prefetch_ahead(wb + l);
     float da;
     std::memcpy(&da, ab, 4);
     const auto* q8 = ab + 4;
@@ -331,9 +337,8 @@ float dot_q5_k(int64_t n, const void* w, const void* a) {
       const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q4, 4), m4), h1);
       const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
       const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
-      const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(sm[2 * j]));
-      const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16(sm[2 * j + 1]));
-      sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
+      sumi = dpwssd(dpwssd(sumi, _mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(sm[2 * j])), _mm256_maddubs_epi16(hi, y1),
+                    _mm256_set1_epi16(sm[2 * j + 1]));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * da), _mm256_cvtepi32_ps(sumi), acc);
   }
@@ -353,6 +358,7 @@ float dot_q2_k(int64_t n, const void* w, const void* a) {
   float minus = 0;
   const __m256i m3 = _mm256_set1_epi8(3);
   for (int64_t i = 0; i < n / 256; ++i, wb += 84, ab += 292) {
+    for (int l = 0; l < 84; l += 64) prefetch_ahead(wb + l);
     float da;
     std::memcpy(&da, ab, 4);
     const auto* q8 = ab + 4;
@@ -368,7 +374,7 @@ float dot_q2_k(int64_t n, const void* w, const void* a) {
         const __m256i v = _mm256_and_si256(q, m3);
         const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 128 * h + 32 * s2));
         const int g = 8 * h + 2 * s2;
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(v, y), pair_scales(wb[g] & 0xf, wb[g + 1] & 0xf)));
+        sumi = dpwssd(sumi, _mm256_maddubs_epi16(v, y), pair_scales(wb[g] & 0xf, wb[g + 1] & 0xf));
       }
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 80) * da), _mm256_cvtepi32_ps(sumi), acc);
@@ -382,6 +388,7 @@ float dot_q3_k(int64_t n, const void* w, const void* a) {
   __m256 acc = _mm256_setzero_ps();
   const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), k4 = _mm256_set1_epi8(4);
   for (int64_t i = 0; i < n / 256; ++i, wb += 110, ab += 292) {
+    for (int l = 0; l < 110; l += 64) prefetch_ahead(wb + l);
     float da;
     std::memcpy(&da, ab, 4);
     const auto* q8 = ab + 4;
@@ -399,7 +406,7 @@ float dot_q3_k(int64_t n, const void* w, const void* a) {
         const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 128 * h + 32 * s2));
         const __m256i d16 = _mm256_sub_epi16(_mm256_maddubs_epi16(u, y), _mm256_maddubs_epi16(k4, y));
         const int g = 8 * h + 2 * s2;
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(d16, pair_scales(sc[g], sc[g + 1])));
+        sumi = dpwssd(sumi, d16, pair_scales(sc[g], sc[g + 1]));
       }
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 108) * da), _mm256_cvtepi32_ps(sumi), acc);
@@ -407,14 +414,14 @@ float dot_q3_k(int64_t n, const void* w, const void* a) {
   return hsum(acc);
 }
 
-constexpr DotKernel q8_0(DotFn f, Dot4Fn f4 = nullptr) { return {StorageType::Q8_0, f, act_q8_0, Isa::avx2, f4}; }
-constexpr DotKernel q8_k(DotFn f, Dot4Fn f4 = nullptr) { return {StorageType::Q8_K, f, act_q8_k, Isa::avx2, f4}; }
+constexpr DotKernel q8_0(DotFn f, Dot4Fn f4 = nullptr) { return {StorageType::Q8_0, f, act_q8_0, kUnitIsa, f4}; }
+constexpr DotKernel q8_k(DotFn f, Dot4Fn f4 = nullptr) { return {StorageType::Q8_K, f, act_q8_k, kUnitIsa, f4}; }
 
 // Q4_0, Q5_K and IQ4_XS take their 4-row kernels from dot_avx2_dot4.cpp's table.
 constexpr KernelEntry kEntries[] = {
-    {StorageType::F32, {StorageType::F32, dot_f32, act_f32, Isa::avx2}},
-    {StorageType::F16, {StorageType::F32, dot_f16, act_f32, Isa::avx2}},
-    {StorageType::BF16, {StorageType::BF16, dot_bf16, act_bf16, Isa::avx2}},
+    {StorageType::F32, {StorageType::F32, dot_f32, act_f32, kUnitIsa}},
+    {StorageType::F16, {StorageType::F32, dot_f16, act_f32, kUnitIsa}},
+    {StorageType::BF16, {StorageType::BF16, dot_bf16, act_bf16, kUnitIsa}},
     {StorageType::Q8_0, q8_0(dot_q8_0, dot4_q8_0)},
     {StorageType::Q4_0, q8_0(dot_q4_0)},
     {StorageType::Q4_K, q8_k(dot_q4_k, dot4_q4_k)},
@@ -431,6 +438,6 @@ constexpr KernelEntry kEntries[] = {
 
 }  // namespace
 
-constinit const KernelTable kAvx2Kernels{kEntries};
+constinit const KernelTable SY_AVX2_TABLE(kAvx2Kernels){kEntries};
 
 }  // namespace sy::cpu

@@ -1,6 +1,6 @@
 // AVX2 prefill micro-kernels (one weight row against four activation rows) for Q4_0, Q5_K
 // and IQ4_XS: each weight block is unpacked once for the four rows, the same arithmetic as
-// the single-row kernels of dot_avx2.cpp. Built with the AVX2 flags only.
+// the single-row kernels of dot_avx2.cpp. Built with the AVX2 flags, and with AVX-VNNI.
 #include <cstring>
 
 #include "dot_tables.hpp"
@@ -22,15 +22,16 @@ void dot4_q4_0(int64_t n, const void* w, const void* a, size_t stride, float out
   __m256 acc[2][4];
   for (auto& row : acc)
     for (auto& v : row) v = _mm256_setzero_ps();
-  const __m256i off = _mm256_set1_epi8(8), ones = _mm256_set1_epi16(1);
+  const __m256i off = _mm256_set1_epi8(8);
   for (int64_t i = 0; i < n / 32; ++i, wb += 18, ab += 34) {
+    if (i % 4 == 0) prefetch_ahead(wb);
     const __m256i q = _mm256_sub_epi8(nibbles(wb + 2), off);
     const __m256i aq = _mm256_sign_epi8(q, q);
     const float dw = f16(wb);
     auto& ac = acc[i & 1];
     for (int r = 0; r < 4; ++r) {
       const u8* ar = ab + r * stride;
-      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(load(ar + 2), q)), ones);
+      const __m256i p = dpbusd(_mm256_setzero_si256(), aq, _mm256_sign_epi8(load(ar + 2), q));
       ac[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(ar)), _mm256_cvtepi32_ps(p), ac[r]);
     }
   }
@@ -51,6 +52,7 @@ void dot4_q5_k(int64_t n, const void* w, const void* a, size_t stride, float out
   float minus[4] = {0, 0, 0, 0};
   const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
   for (int64_t i = 0; i < n / 256; ++i, wb += 176, ab += 292) {
+    for (int l = 0; l < 176; l += 64) prefetch_ahead(wb + l);
     const ScaleMinWords u = scale_min_words_k4(wb + 4);
     uint8_t sm[8];
     std::memcpy(sm, u.w, 8);
@@ -70,8 +72,7 @@ void dot4_q5_k(int64_t n, const void* w, const void* a, size_t stride, float out
       const __m256i s0 = _mm256_set1_epi16(sm[2 * j]), s1 = _mm256_set1_epi16(sm[2 * j + 1]);
       for (int r = 0; r < 4; ++r) {
         const u8* q8 = ab + r * stride + 4 + 64 * j;
-        sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(q8)), s0),
-                                                             _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(q8 + 32)), s1)));
+        sumi[r] = dpwssd(dpwssd(sumi[r], _mm256_maddubs_epi16(lo, load(q8)), s0), _mm256_maddubs_epi16(hi, load(q8 + 32)), s1);
       }
     }
     for (int r = 0; r < 4; ++r) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da[r]), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
@@ -86,6 +87,7 @@ void dot4_iq4_xs(int64_t n, const void* w, const void* a, size_t stride, float o
   const auto* ab = static_cast<const u8*>(a);
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t i = 0; i < n / 256; ++i, wb += 136, ab += 292) {
+    for (int l = 0; l < 136; l += 64) prefetch_ahead(wb + l);
     uint16_t sh;
     std::memcpy(&sh, wb + 2, 2);
     __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
@@ -96,7 +98,7 @@ void dot4_iq4_xs(int64_t n, const void* w, const void* a, size_t stride, float o
       const __m256i sc = _mm256_set1_epi16(static_cast<int16_t>(ls - 32));
       for (int r = 0; r < 4; ++r) {
         const __m256i y = load(ab + r * stride + 4 + 32 * ib);
-        sumi[r] = _mm256_add_epi32(sumi[r], _mm256_madd_epi16(_mm256_maddubs_epi16(av, _mm256_sign_epi8(y, v)), sc));
+        sumi[r] = dpwssd(sumi[r], _mm256_maddubs_epi16(av, _mm256_sign_epi8(y, v)), sc);
       }
     }
     const float d = f16(wb);
@@ -118,6 +120,6 @@ constexpr KernelEntry kEntries[] = {
 
 }  // namespace
 
-constinit const KernelTable kAvx2Dot4{kEntries};
+constinit const KernelTable SY_AVX2_TABLE(kAvx2Dot4){kEntries};
 
 }  // namespace sy::cpu

@@ -25,7 +25,7 @@ template <int G, int Bits, int R>
 void grouped_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out) {
   constexpr int kBytes = 4 + G * Bits / 8;
   constexpr int kBlocks = G / 32;
-  const __m256i m4 = _mm256_set1_epi8(0x0f), k80 = _mm256_set1_epi8(static_cast<char>(0x80)), ones = _mm256_set1_epi16(1);
+  const __m256i m4 = _mm256_set1_epi8(0x0f), k80 = _mm256_set1_epi8(static_cast<char>(0x80));
   const __m128 off = _mm_set_ss(Bits == 8 ? 128.0f : 0.0f);
   const size_t scales = q8g::scales_offset(n), gsum = q8g::group_sums_offset(n, G);
   // Even and odd groups in two sets of accumulators (dot_grouped_avx512.hpp says why).
@@ -37,6 +37,7 @@ void grouped_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* o
   }
   const auto group = [&](int64_t g, __m256* acc, __m128* zacc) {
     const u8* wg = wb + g * kBytes;
+    for (int l = 0; l < kBytes; l += 64) prefetch_ahead(wg + l);
     // The group's levels per activation block: I4 unsigned, I8 as codes - 128.
     __m256i u[kBlocks];
     if constexpr (Bits == 8) {
@@ -62,7 +63,7 @@ void grouped_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* o
       for (int b = 0; b < kBlocks; ++b) {
         const size_t blk = static_cast<size_t>(g) * kBlocks + b;
         const __m256i y = load256(ar + 32 * blk);
-        const __m256i p = Bits == 4 ? _mm256_madd_epi16(_mm256_maddubs_epi16(u[b], y), ones) : dot_i8(u[b], y);
+        const __m256i p = Bits == 4 ? dpbusd(_mm256_setzero_si256(), u[b], y) : dot_i8(u[b], y);
         const __m256 dx = _mm256_loadu_ps(reinterpret_cast<const float*>(ar + scales + 32 * blk));  // d_b 8 times
         gs = b == 0 ? _mm256_mul_ps(dx, _mm256_cvtepi32_ps(p)) : _mm256_fmadd_ps(dx, _mm256_cvtepi32_ps(p), gs);
       }
@@ -152,19 +153,19 @@ void fp8_dot4(int64_t n, const void* w, const void* a, size_t stride, float out[
 
 template <int G, int Bits>
 constexpr KernelEntry integer(StorageType w) {
-  return {w, {.act_type = StorageType::Q8_0, .dot = grouped_dot<G, Bits>, .quantize_act = act_q8_0_gsums, .isa = Isa::avx2,
+  return {w, {.act_type = StorageType::Q8_0, .dot = grouped_dot<G, Bits>, .quantize_act = act_q8_0_gsums, .isa = kUnitIsa,
               .dot4 = grouped_dot4<G, Bits>, .act_bytes = act_q8_0_gsums_bytes}};
 }
 
 constexpr KernelEntry kEntries[] = {
     integer<32, 4>(StorageType::I4_G32), integer<64, 4>(StorageType::I4_G64), integer<128, 4>(StorageType::I4_G128),
     integer<32, 8>(StorageType::I8_G32), integer<64, 8>(StorageType::I8_G64), integer<128, 8>(StorageType::I8_G128),
-    {StorageType::FP8_E4M3_B128, {StorageType::F32, fp8_dot<false>, act_f32, Isa::avx2, fp8_dot4<false>}},
-    {StorageType::FP8_E5M2_B128, {StorageType::F32, fp8_dot<true>, act_f32, Isa::avx2, fp8_dot4<true>}},
+    {StorageType::FP8_E4M3_B128, {StorageType::F32, fp8_dot<false>, act_f32, kUnitIsa, fp8_dot4<false>}},
+    {StorageType::FP8_E5M2_B128, {StorageType::F32, fp8_dot<true>, act_f32, kUnitIsa, fp8_dot4<true>}},
 };
 
 }  // namespace
 
-constinit const KernelTable kAvx2Grouped{kEntries};
+constinit const KernelTable SY_AVX2_TABLE(kAvx2Grouped){kEntries};
 
 }  // namespace sy::cpu
