@@ -152,6 +152,7 @@ int serve(const ServeArgs& args) {
   sc.slots = p.server.slots;
   sc.batch_tokens = p.context.batch;
   sc.max_waiting = p.server.max_queue;
+  sc.max_step_s = static_cast<double>(p.server.max_step_ms) / 1000.0;
   serving::Scheduler sched(*(*rt)->engine, (*rt)->tokenizer.get(), *(*rt)->registry, sc, &metrics);
   sched.start();
   ctx.scheduler = &sched;

@@ -155,6 +155,7 @@ std::string to_yaml(const Pipeline& p) {
   e << YAML::Key << "slots" << YAML::Value << std::to_string(sv.slots);
   e << YAML::Key << "batch_queue" << YAML::Value << (sv.batch_queue ? "true" : "false");
   e << YAML::Key << "max_queue" << YAML::Value << std::to_string(sv.max_queue);
+  e << YAML::Key << "max_step_ms" << YAML::Value << std::to_string(sv.max_step_ms);
   e << YAML::Key << "request_timeout" << YAML::Value << std::to_string(sv.request_timeout);
   // A secret is not printed: the line says it is set, and the file needs it added back.
   if (!sv.api_key.empty() || !sv.api_keys.empty()) e << YAML::Comment("api_key(s) set and not shown");

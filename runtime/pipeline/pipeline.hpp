@@ -94,6 +94,7 @@ struct ServerConfig {
   int64_t slots = 4;
   bool batch_queue = false;
   int64_t max_queue = 256;
+  int64_t max_step_ms = 300;              ///< a step with prompt chunks beside streams; 0: context.batch only
   int64_t request_timeout = 600;
   std::string api_key;
   std::vector<std::string> api_keys;      ///< any of these (or api_key) is accepted

@@ -30,8 +30,9 @@ const std::vector<std::string> kFormat{"convert_to", "fp8_activations"};
 const std::vector<std::string> kModel{"path", "format", "tokenizer", "chat_template", "mmap", "mlock"};
 const std::vector<std::string> kPlacement{"gpu_layers", "cpu_moe", "overrides", "headroom", "min_headroom"};
 const std::vector<std::string> kContext{"length", "kv_type", "flash_attention", "batch", "ubatch", "parallel", "kv_tokens"};
-const std::vector<std::string> kServer{"host",    "port",      "slots",    "batch_queue",  "max_queue", "request_timeout",
-                                       "api_key", "api_keys",  "max_tokens", "max_body",   "cors_origins", "model_alias"};
+const std::vector<std::string> kServer{"host",       "port",    "slots",    "batch_queue", "max_queue",
+                                       "max_step_ms", "request_timeout", "api_key", "api_keys", "max_tokens",
+                                       "max_body",   "cors_origins", "model_alias"};
 const std::vector<std::string> kKvTypes{"f32", "f16", "bf16", "q8_0", "q4_0", "fp8"};
 
 // Components that are part of Switchyard but may be left out of a build: naming one is a
@@ -616,6 +617,8 @@ class Validator {
       if (auto x = c_.boolean(*v, "server.batch_queue")) s.batch_queue = *x;
     if (const Node* v = n.get("max_queue"))
       if (auto x = c_.integer(*v, "server.max_queue", 0, 1000000)) s.max_queue = *x;
+    if (const Node* v = n.get("max_step_ms"))
+      if (auto x = c_.integer(*v, "server.max_step_ms", 0, 600000)) s.max_step_ms = *x;
     if (const Node* v = n.get("request_timeout"))
       if (auto x = c_.integer(*v, "server.request_timeout", 1, 604800)) s.request_timeout = *x;
     if (const Node* v = n.get("api_key"))

@@ -42,6 +42,10 @@ std::shared_ptr<spdlog::logger> logger() { return log::get("serve"); }
 
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
+// The fewest prompt tokens a step beside running streams takes (prefill_budget.hpp): small
+// enough to stay near the step-time target on a CPU, large enough that a prompt advances.
+constexpr int64_t kMinPromptChunk = 32;
+
 // The chosen token's log-probability under the model's distribution (raw logits), and the
 // top n alternatives.
 TokenLogprob logprob_of(std::span<const float> l, int32_t chosen, int top) {
@@ -70,7 +74,7 @@ TokenLogprob logprob_of(std::span<const float> l, int32_t chosen, int top) {
 Scheduler::Scheduler(engine::Engine& engine, const tok::Tokenizer* tokenizer, registry::Registry& registry,
                      SchedulerConfig cfg, Metrics* metrics)
     : engine_(engine), tok_(tokenizer), reg_(registry), cfg_(cfg), metrics_(metrics),
-      n_ctx_(engine.kv().config().n_ctx) {
+      n_ctx_(engine.kv().config().n_ctx), prefill_budget_(cfg.max_step_s, kMinPromptChunk) {
   cfg_.slots = std::clamp<int64_t>(cfg_.slots, 1, engine.kv().config().n_seq_max);
   cfg_.batch_tokens = std::max<int64_t>(cfg_.batch_tokens, 1);
   const int64_t bs = engine.kv().config().block_size;
@@ -269,7 +273,8 @@ void Scheduler::build_batch() {
   batch_.clear();
   fed_.clear();
   int64_t budget = cfg_.batch_tokens;
-  // Every generating sequence decodes one token; prompts fill what is left, oldest first.
+  // Every generating sequence decodes one token; prompts fill what is left, oldest first,
+  // as much of it as the step-time bound allows while streams wait for this step.
   for (auto& s : active_) {
     if (budget == 0) break;
     if (s->pending() != 1) continue;
@@ -277,6 +282,8 @@ void Scheduler::build_batch() {
     fed_.push_back({s.get(), 1, true});
     --budget;
   }
+  step_decode_ = static_cast<int64_t>(batch_.size());
+  budget = prefill_budget_.cap(step_decode_, budget);
   for (auto& s : active_) {
     if (budget == 0) break;
     if (s->pending() <= 1) continue;
@@ -293,6 +300,7 @@ void Scheduler::build_batch() {
     fed_.push_back({s.get(), n, last});
     budget -= n;
   }
+  step_prompt_ = static_cast<int64_t>(batch_.size()) - step_decode_;
 }
 
 void Scheduler::preempt_newest() {
@@ -321,7 +329,9 @@ bool Scheduler::step() {
     const auto t0 = Clock::now();
     const Status st = engine_.decode(batch_, logits_);
     if (st) {
-      if (metrics_) metrics_->step(seconds(t0, Clock::now()), static_cast<int64_t>(batch_.size()));
+      const double took = seconds(t0, Clock::now());
+      prefill_budget_.observe(step_decode_, step_prompt_, took);
+      if (metrics_) metrics_->step(took, static_cast<int64_t>(batch_.size()));
       after_step(logits_);
       return true;
     }

@@ -1,7 +1,8 @@
 // The engine thread: one continuous-batching step loop over every running request (vLLM's
 // scheduler, llama-server's slots). Each step decodes one token for every sequence that is
 // generating and fills the rest of the step's token budget (context.batch) with prompt
-// chunks of sequences still prefilling, so a long prompt never stalls the others. Requests
+// chunks of sequences still prefilling, kept to a step time while others generate
+// (prefill_budget.hpp), so a long prompt never stalls the others. Requests
 // are admitted when the KV pool has the blocks for their prompt (after reusing a cached
 // prefix); when the pool runs out mid-generation the newest sequence is preempted and later
 // recomputed, which the client never sees. The engine, the KV cache and the prefix cache
@@ -19,6 +20,7 @@
 #include "engine/engine.hpp"
 #include "registry/registry.hpp"
 #include "serving/metrics.hpp"
+#include "serving/prefill_budget.hpp"
 #include "serving/request.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -36,6 +38,9 @@ struct SchedulerConfig {
   /// the block size) and at the end of each prompt's last full block, into the KV cache's
   /// checkpoint slots (KvConfig::n_state_checkpoints).
   int64_t checkpoint_interval = 256;
+  /// While sequences generate, a step's prompt chunks are kept to what fits this step time
+  /// (server.max_step_ms; serving/prefill_budget.hpp); 0: only batch_tokens bounds them.
+  double max_step_s = 0;
 };
 
 class Scheduler {
@@ -109,6 +114,8 @@ class Scheduler {
     bool logits;
   };
   std::vector<Fed> fed_;
+  int64_t step_decode_ = 0, step_prompt_ = 0;  // the batch's generating and prompt tokens
+  PrefillBudget prefill_budget_;
   std::vector<float> logits_;
   std::vector<float> masked_;  // logits under a JSON constraint
   std::shared_ptr<const JsonVocab> json_vocab_;

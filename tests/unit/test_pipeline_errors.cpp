@@ -25,8 +25,8 @@ const Case kCases[] = {
     {"unknown key with suggestion", "model: m.gguf\ncontext:\n  flash_atention: true\n", 3, 3,
      "unknown key 'flash_atention' in 'context'; did you mean 'flash_attention'?"},
     {"unknown key without suggestion", "model: m.gguf\nserver:\n  colour: blue\n", 3, 3,
-     "unknown key 'colour' in 'server'; valid keys: host, port, slots, batch_queue, max_queue, request_timeout, "
-     "api_key, api_keys, max_tokens, max_body, cors_origins, model_alias"},
+     "unknown key 'colour' in 'server'; valid keys: host, port, slots, batch_queue, max_queue, max_step_ms, "
+     "request_timeout, api_key, api_keys, max_tokens, max_body, cors_origins, model_alias"},
     {"integer expected", "model: m.gguf\ncontext: { length: abc }\n", 2, 20,
      "'context.length' must be an integer, got 'abc'"},
     {"integer below range", "model: m.gguf\ncontext:\n  length: 8\n", 3, 11,

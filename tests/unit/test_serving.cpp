@@ -9,6 +9,7 @@
 
 #include "engine_support.hpp"
 #include "serving/metrics.hpp"
+#include "serving/prefill_budget.hpp"
 #include "serving/prefix_cache.hpp"
 #include "serving/scheduler.hpp"
 #include "support.hpp"
@@ -170,8 +171,11 @@ TEST_CASE("prefix cache: the longest cached block-aligned prefix, evicted least 
 
 TEST_CASE("scheduler: concurrent greedy requests equal each decoded alone", "[serving]") {
   test::TempDir dir;
-  for (const char* arch : {"llama", "qwen35moe"}) {
-    DYNAMIC_SECTION(arch) {
+  // With a step-time bound too small to meet, every prompt chunk beside a stream is the
+  // 32-token floor (serving/prefill_budget.hpp): more, smaller chunks, the same tokens.
+  for (const char* arch : {"llama", "qwen35moe"})
+  for (const double max_step_s : {0.0, 1e-9}) {
+    DYNAMIC_SECTION(arch << ", max_step_s " << max_step_s) {
       // Prompts of several lengths; two share a 64-token prefix (prefix cache), and the step
       // budget of 48 tokens splits the long prompts over several steps (chunked prefill).
       const auto shared = prompt_of(64, 3);
@@ -198,6 +202,7 @@ TEST_CASE("scheduler: concurrent greedy requests equal each decoded alone", "[se
       cfg.slots = 4;
       cfg.batch_tokens = 48;
       cfg.checkpoint_interval = 32;
+      cfg.max_step_s = max_step_s;
       serving::Scheduler sched(*rt->engine, rt->tokenizer.get(), *rt->registry, cfg, &metrics);
       std::vector<std::unique_ptr<Outcome>> out;
       // The first shared-prefix request runs alone first, so the second finds its blocks.
@@ -228,6 +233,36 @@ TEST_CASE("scheduler: concurrent greedy requests equal each decoded alone", "[se
       CHECK_THAT(metrics.render(), Catch::Contains("switchyard_prefix_cache_hit_tokens_total 64"));
     }
   }
+}
+
+// The arithmetic of the step-time bound, on observations made up here (binary fractions, so
+// the arithmetic is exact): a decode step of 1/8 s and 1/512 s per prompt token leave
+// (3/8 - 1/8) * 512 = 128 prompt tokens in 3/8 s.
+TEST_CASE("prefill budget: prompt tokens beside streams fit the step-time target", "[serving]") {
+  serving::PrefillBudget b(0.375, 32);
+  CHECK(b.cap(0, 2048) == 2048);  // nothing generates: nobody waits for the step
+  CHECK(b.cap(8, 2048) == 32);    // streams wait, no rate known yet: the floor
+  CHECK(b.cap(8, 20) == 20);      // never more than the token budget leaves
+  b.observe(8, 0, 0.125);
+  b.observe(8, 64, 0.125 + 64.0 / 512);
+  CHECK(b.cap(8, 2048) == 128);
+  CHECK(b.cap(8, 60) == 60);
+  CHECK(b.cap(0, 2048) == 2048);
+  // Estimates move a quarter of the way to each new step: a 3/8 s decode step takes the
+  // decode estimate from 1/8 to 3/16, leaving (3/8 - 3/16) * 512 = 96.
+  b.observe(8, 0, 0.375);
+  CHECK(b.cap(8, 2048) == 96);
+  // A decode step beyond the target leaves the floor.
+  for (int i = 0; i < 20; ++i) b.observe(8, 0, 0.5);
+  CHECK(b.cap(8, 2048) == 32);
+  // No bound: the token budget alone.
+  serving::PrefillBudget off(0, 32);
+  off.observe(8, 64, 10.0);
+  CHECK(off.cap(8, 2048) == 2048);
+  // Nonsense observations (a clock step backwards) are ignored.
+  serving::PrefillBudget c(0.375, 32);
+  c.observe(4, 10, -1.0);
+  CHECK(c.cap(4, 2048) == 32);
 }
 
 TEST_CASE("scheduler: a pool too small for every sequence preempts and recomputes, invisibly", "[serving]") {
