@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "bench/decode_bytes.hpp"
+#include "bench/token_ids.hpp"
 #include "engine/runtime_setup.hpp"
 #include "planner/describe.hpp"
 
@@ -14,17 +15,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-// A fixed 64-bit LCG (Knuth's MMIX constants); its high bits are well mixed, the low ones
-// are not, so ids come from the top.
-struct TokenIds {
-  uint64_t x = 0x5357'4954'4348'5944ull;
-  int64_t n_vocab;
-  int32_t next() {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<int32_t>((x >> 33) % static_cast<uint64_t>(n_vocab));
-  }
-};
 
 int32_t argmax(const std::vector<float>& logits) {
   return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
@@ -47,13 +37,12 @@ class Runner {
     return {};
   }
 
-  // n steps of one token, each the argmax of the step before (the first from the id stream).
+  // n steps of one token each, every one a fresh id from the stream, as llama-bench feeds
+  // a random token per step; each step's logits are computed.
   Status generate(int64_t n) {
-    int32_t id = ids_.next();
     for (int64_t i = 0; i < n; ++i) {
-      const engine::BatchToken t{0, id, true};
+      const engine::BatchToken t{0, ids_.next(), true};
       if (auto st = eng_.decode({&t, 1}, logits_); !st) return st;
-      id = argmax(logits_);
     }
     return {};
   }
@@ -119,9 +108,21 @@ Result<nlohmann::ordered_json> measure_row(const pipeline::Pipeline& p, const Ro
     gen_ms = ms_since(t0);
   }
 
+  auto j = row_info(**rt, p, row);
+  if (!j) return j.status();
+  (*j)["path"] = "engine";
+  (*j)["load_ms"] = load_ms;
+  (*j)["prompt_ms"] = prompt_ms;
+  (*j)["ttft_ms"] = ttft_ms;
+  (*j)["gen_ms"] = gen_ms;
+  return j;
+}
+
+Result<nlohmann::ordered_json> row_info(engine::Runtime& rt, const pipeline::Pipeline& p, const RowSpec& row) {
+  auto& eng = *rt.engine;
   // Bytes per generated token, from the file's tensor table and this engine's cache.
   // From the source the runtime opened: opening it again would decode a quantized folder twice.
-  auto desc = planner::describe_source((*rt)->model->source(), p.model.path);
+  auto desc = planner::describe_source(rt.model->source(), p.model.path);
   if (!desc) return desc.status();
   const auto& kv = eng.kv_cache();
   uint64_t state = 0;
@@ -141,20 +142,16 @@ Result<nlohmann::ordered_json> measure_row(const pipeline::Pipeline& p, const Ro
   }
 
   nlohmann::ordered_json j;
-  j["load_ms"] = load_ms;
-  j["prompt_ms"] = prompt_ms;
-  j["ttft_ms"] = ttft_ms;
-  j["gen_ms"] = gen_ms;
   j["model"] = desc->name;
   j["arch"] = desc->hp.arch;
-  j["model_bytes"] = (*rt)->model->weights().bytes();
+  j["model_bytes"] = rt.model->weights().bytes();
   j["file_bytes"] = ec ? 0 : file_bytes;
   j["n_params"] = params;
   j["kv_type"] = p.context.kv_type;
   j["bytes_per_token"] = {{"total", db.total()}, {"dense", db.dense},   {"experts", db.experts}, {"head", db.head},
                           {"embd_row", db.embd_row}, {"other", db.other}, {"kv", db.kv},         {"state", db.state}};
   std::string backends;
-  for (const auto& n : (*rt)->names) backends += (backends.empty() ? "" : ",") + n.portable;
+  for (const auto& n : rt.names) backends += (backends.empty() ? "" : ",") + n.portable;
   j["devices"] = backends;
   return j;
 }

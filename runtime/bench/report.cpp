@@ -136,6 +136,7 @@ nlohmann::ordered_json json(const RunInfo& info, const std::vector<RowResult>& r
     row["model"] = r.info.value("model", std::string());
     row["arch"] = r.info.value("arch", std::string());
     row["devices"] = r.info.value("devices", std::string());
+    row["path"] = r.info.value("path", std::string());
     row["file_bytes"] = r.info.value("file_bytes", uint64_t{0});
     row["n_params"] = r.info.value("n_params", uint64_t{0});
     row["kv_type"] = r.info.value("kv_type", std::string());

@@ -46,6 +46,7 @@ struct BenchArgs {
   bool json = false, csv = false, profile = false;
   std::string svg;  // --svg FILE
   std::string compare;
+  std::string path = "serve";  // --path: serve (the scheduler run and serve use) or engine
   int64_t bandwidth_mib = 1024;
   std::string child;  // hidden: "p,n,t,d" of the one repetition this process runs
 };
@@ -92,7 +93,7 @@ int run_child(BenchArgs a) {
   if (auto st = set_context(a.flags, row); !st) return fail(st.message());
   auto p = load_with_flags("bench", a.flags);
   if (!p) return 1;
-  auto j = bench::measure_row(*p, row);
+  auto j = a.path == "engine" ? bench::measure_row(*p, row) : bench::measure_row_serving(*p, row);
   if (!j) return fail(j.status().message());
   std::cout << json_text(*j) << "\n" << std::flush;
   return 0;
@@ -287,6 +288,10 @@ int run_parent(BenchArgs a) {
       for (const auto& [th, bw] : info.bandwidth) std::cout << " " << bw / 1e9 << " GB/s (" << th << " threads)";
       std::cout << "; CPU: " << info.cpu << "\n";
     }
+    std::cout << "\npath: " << (a.path == "engine" ? "engine (decode calls alone)" : "serve (the scheduler run and serve use)");
+    if (a.path == "serve" && std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.depth > 0; }))
+      std::cout << "; rows with -d > 0 through the engine";
+    std::cout << "\n";
     if (!results.front().peer.empty()) {
       const auto& pr = results.front().peer.front().run;
       std::cout << "peer: " << a.compare << ", llama.cpp build " << pr.build_commit << " (" << pr.build_number
@@ -317,6 +322,10 @@ void add_bench_command(CLI::App& app, Dispatch& d) {
   cmd->add_flag("--csv", a->csv, "Print CSV: a header and one line per row");
   cmd->add_option("--compare", a->compare,
                   "Path of llama.cpp's llama-bench: run it on the same file and rows, alternating processes");
+  cmd->add_option("--path", a->path,
+                  "What a row goes through: serve (default: the scheduler, sampler and detokenizer run and serve "
+                  "use) or engine (the engine's decode calls alone)")
+      ->transform(one_of({"serve", "engine"}, "path"));
   cmd->add_flag("--profile", a->profile,
                 "Also time every op of one prefill (the first row's -p) and one decode step (tables; --json: \"profile\")");
   cmd->add_option("--svg", a->svg, "Also write a chart of generation t/s against -d (both runtimes with --compare) to FILE");

@@ -124,7 +124,10 @@ int report(const RunArgs& a, const Outcome& o, const engine::Runtime& rt, bool f
   const auto& eng = *rt.engine;
   const auto& st = eng.stats();
   const double p_tps = o.prompt_ms > 0 ? 1000.0 * static_cast<double>(o.prompt.size()) / o.prompt_ms : 0.0;
-  const double g_tps = o.gen_ms > 0 ? 1000.0 * static_cast<double>(o.ids.size()) / o.gen_ms : 0.0;
+  // The first token comes out of the prompt's step; generation time covers the steps after
+  // it, one token each (llama.cpp's eval time counts the same).
+  const auto steps = static_cast<int64_t>(o.ids.size()) - 1;
+  const double g_tps = o.gen_ms > 0 && steps > 0 ? 1000.0 * static_cast<double>(steps) / o.gen_ms : 0.0;
   if (a.json) {
     nlohmann::ordered_json j;
     j["prompt_ids"] = o.prompt;
@@ -138,6 +141,7 @@ int report(const RunArgs& a, const Outcome& o, const engine::Runtime& rt, bool f
                     {"prompt_tokens_per_s", p_tps},
                     {"generation_ms", o.gen_ms},
                     {"generated_tokens", o.ids.size()},
+                    {"generation_steps", std::max<int64_t>(steps, 0)},
                     {"tokens_per_s", g_tps}};
     j["stats"] = {{"fallback_nodes", st.fallback_nodes},
                   {"distinct_fallbacks", st.distinct_fallbacks},
@@ -167,7 +171,8 @@ int report(const RunArgs& a, const Outcome& o, const engine::Runtime& rt, bool f
     std::cout << json_text(j) << "\n" << std::flush;
   } else {
     std::cerr << "prompt: " << o.prompt.size() << " tokens in " << o.prompt_ms << " ms (" << p_tps << " tokens/s); "
-              << "generation: " << o.ids.size() << " tokens in " << o.gen_ms << " ms (" << g_tps << " tokens/s)\n";
+              << "generation: " << o.ids.size() << " tokens, " << std::max<int64_t>(steps, 0) << " steps after the first in "
+              << o.gen_ms << " ms (" << g_tps << " tokens/s)\n";
     if (o.stop_reason == "context") std::cerr << "stopped: the context is full (context.length " << o.ctx << ")\n";
     if (o.stop_reason == "interrupted") std::cerr << "stopped: interrupted\n";
     if (st.fallback_nodes > 0)

@@ -44,6 +44,23 @@ for r in rows:
 print("ok")
 PY
 
+# The default path is the scheduler `run` and `serve` use; a row with depth, and --path
+# engine, time the engine's decode calls alone (docs/performance.md).
+"$exe" bench -m "$m" -p 8 -n 2 -d 0,4 -r 1 --bandwidth-mib 0 --json > "$tmp/p.json" 2> "$tmp/p.err"
+"$exe" bench -m "$m" -p 8 -n 2 -r 1 --bandwidth-mib 0 --path engine --json > "$tmp/e.json" 2> "$tmp/e.err"
+check "bench --path: serve by default, engine for depth and when asked" 0 "^ok$" -- python3 - "$tmp/p.json" "$tmp/e.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [(r["n_depth"], r["path"]) for r in rows] == [(0, "serve"), (4, "engine")], rows
+eng = json.load(open(sys.argv[2]))["rows"]
+assert [r["path"] for r in eng] == ["engine"], eng
+for r in rows + eng:
+    assert r["pp_ts"]["mean"] > 0 and r["tg_ts"]["mean"] > 0, r
+print("ok")
+PY
+check "bench --path: an unknown path names the choices" 2 "no such path .fast. \(one of: serve, engine\)" -- \
+  "$exe" bench -m "$m" -p 8 -n 2 -r 1 --path fast
+
 check "bench --csv: header and one line per row" 0 "^ok$" -- bash -c \
   '"$1" bench -m "$2" -p 16 -n 0,4 -r 1 --bandwidth-mib 0 --csv 2>/dev/null | python3 -c "
 import csv, sys

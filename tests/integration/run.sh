@@ -18,7 +18,7 @@ check "synth refuses an unknown topology" 2 "unknown topology 'gpt5'; built in: 
 check "inspect shows the demo model's shape" 0 "qwen35moe" -- "$exe" inspect "$m"
 check "run --json" 0 '"prompt_ids":\[1,2,3\].*"ids":\[[0-9]+(,[0-9]+){7}\].*"tokens_per_s"' -- \
   "$exe" run -m "$m" --prompt-ids 1,2,3 -n 8 --json --ignore-eos
-check "run prints ids and timings" 0 "generation: 4 tokens in .* ms" -- "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --ignore-eos
+check "run prints ids and timings" 0 "generation: 4 tokens, 3 steps after the first in .* ms" -- "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --ignore-eos
 check "teacher forcing feeds the given ids" 0 '"ids":\[5,6,7\]' -- "$exe" run -m "$m" --prompt-ids 1,2 --force-ids 5,6,7 --json
 
 "$exe" run -m "$m" --prompt-ids 1,2,3 -n 4 --ignore-eos --logits-out "$tmp/l.jsonl" > /dev/null 2>&1
