@@ -92,14 +92,15 @@ float dot_q4_0(int64_t n, const void* w, const void* a) {
   return dot_sym32<18>(n, w, a, [](const u8* b) { return _mm256_sub_epi8(nibbles(b + 2), _mm256_set1_epi8(8)); });
 }
 
-// Sum over the 8 sub-blocks of min_j * (bsum[2j] + bsum[2j+1]) in one madd. The mins come
-// from registers (words 2 and 3 of the unpacked scales), not from a stack copy.
-inline int k4_min_sum(const ScaleMinWords& u, const uint8_t* bsums) {
+// The 8 sub-blocks' min_j * (bsum[2j] + bsum[2j+1]) in one madd, as 8 lanes the caller
+// accumulates in a vector (a horizontal sum per super-block cost more than its madd). The
+// mins come from registers (words 2 and 3 of the unpacked scales), not from a stack copy.
+inline __m256 k4_min_terms(const ScaleMinWords& u, const uint8_t* bsums) {
   const __m128i m8 = _mm_set_epi32(0, 0, static_cast<int>(u.w[3]), static_cast<int>(u.w[2]));
   const __m128i m8x2 = _mm_unpacklo_epi8(m8, m8);  // each min twice: one per 16-element bsum
   const __m256i m16 = _mm256_cvtepu8_epi16(m8x2);
   const __m256i b16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums));
-  return hsum_i32(_mm256_madd_epi16(m16, b16));
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(m16, b16));
 }
 
 // One kernel for one and for four activation rows (R): each row's arithmetic is the same
@@ -107,9 +108,8 @@ inline int k4_min_sum(const ScaleMinWords& u, const uint8_t* bsums) {
 // token's logits do not depend on the tokens batched with it.
 template <int R>
 void q4_k_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out) {
-  __m256 acc[R];
-  float minus[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps(), minus[r] = 0;
+  __m256 acc[R], minus[R];
+  for (int r = 0; r < R; ++r) acc[r] = minus[r] = _mm256_setzero_ps();
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   for (int64_t i = 0; i < n / 256; ++i, wb += 144, ab += 292) {
     for (int l = 0; l < 144; l += 64) prefetch_ahead(wb + l);
@@ -120,7 +120,7 @@ void q4_k_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out)
     float da[R];
     for (int r = 0; r < R; ++r) {
       std::memcpy(&da[r], ab + r * stride, 4);
-      minus[r] += dmin * da[r] * static_cast<float>(k4_min_sum(u, ab + r * stride + 260));
+      minus[r] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * da[r]), k4_min_terms(u, ab + r * stride + 260), minus[r]);
     }
     __m256i sumi[R];
     for (int r = 0; r < R; ++r) sumi[r] = _mm256_setzero_si256();
@@ -138,7 +138,7 @@ void q4_k_rows(int64_t n, const u8* wb, const u8* ab, size_t stride, float* out)
     }
     for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da[r]), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
   }
-  for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]) - minus[r];
+  for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]) - hsum(minus[r]);
 }
 
 float dot_q4_k(int64_t n, const void* w, const void* a) {
@@ -313,8 +313,7 @@ float dot_iq4_xs(int64_t n, const void* w, const void* a) {
 float dot_q5_k(int64_t n, const void* w, const void* a) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
-  __m256 acc = _mm256_setzero_ps();
-  float minus = 0;
+  __m256 acc = _mm256_setzero_ps(), minus = _mm256_setzero_ps();
   const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
   for (int64_t i = 0; i < n / 256; ++i, wb += 176, ab += 292) {
     for (int l = 0; l < 176; l += 64) prefetch_ahead(wb + l);
@@ -324,7 +323,7 @@ float dot_q5_k(int64_t n, const void* w, const void* a) {
     const ScaleMinWords u = scale_min_words_k4(wb + 4);
     uint8_t sm[8];
     std::memcpy(sm, u.w, 8);
-    minus += f16(wb + 2) * da * static_cast<float>(k4_min_sum(u, ab + 260));
+    minus = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb + 2) * da), k4_min_terms(u, ab + 260), minus);
     __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 16));
     __m256i sumi = _mm256_setzero_si256();
     for (int j = 0; j < 4; ++j) {
@@ -342,7 +341,7 @@ float dot_q5_k(int64_t n, const void* w, const void* a) {
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(wb) * da), _mm256_cvtepi32_ps(sumi), acc);
   }
-  return hsum(acc) - minus;
+  return hsum(acc) - hsum(minus);
 }
 
 

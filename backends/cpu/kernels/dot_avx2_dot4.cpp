@@ -38,18 +38,18 @@ void dot4_q4_0(int64_t n, const void* w, const void* a, size_t stride, float out
   for (int r = 0; r < 4; ++r) out[r] = hsum(_mm256_add_ps(acc[0][r], acc[1][r]));
 }
 
-// Sum over the 8 sub-blocks of min_j * (bsum[2j] + bsum[2j+1]), as in dot_avx2.cpp.
-inline int k4_min_sum(const ScaleMinWords& u, const uint8_t* bsums) {
+// The 8 sub-blocks' min_j * (bsum[2j] + bsum[2j+1]) as 8 lanes, as in dot_avx2.cpp.
+inline __m256 k4_min_terms(const ScaleMinWords& u, const uint8_t* bsums) {
   const __m128i m8 = _mm_set_epi32(0, 0, static_cast<int>(u.w[3]), static_cast<int>(u.w[2]));
   const __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
-  return hsum_i32(_mm256_madd_epi16(m16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums))));
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(m16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums))));
 }
 
 void dot4_q5_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
   const auto* wb = static_cast<const u8*>(w);
   const auto* ab = static_cast<const u8*>(a);
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-  float minus[4] = {0, 0, 0, 0};
+  __m256 minus[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
   for (int64_t i = 0; i < n / 256; ++i, wb += 176, ab += 292) {
     for (int l = 0; l < 176; l += 64) prefetch_ahead(wb + l);
@@ -60,7 +60,7 @@ void dot4_q5_k(int64_t n, const void* w, const void* a, size_t stride, float out
     float da[4];
     for (int r = 0; r < 4; ++r) {
       std::memcpy(&da[r], ab + r * stride, 4);
-      minus[r] += dmin * da[r] * static_cast<float>(k4_min_sum(u, ab + r * stride + 260));
+      minus[r] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * da[r]), k4_min_terms(u, ab + r * stride + 260), minus[r]);
     }
     __m256i qh = load(wb + 16);
     __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
@@ -77,7 +77,7 @@ void dot4_q5_k(int64_t n, const void* w, const void* a, size_t stride, float out
     }
     for (int r = 0; r < 4; ++r) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da[r]), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
   }
-  for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]) - minus[r];
+  for (int r = 0; r < 4; ++r) out[r] = hsum(acc[r]) - hsum(minus[r]);
 }
 
 void dot4_iq4_xs(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {
