@@ -92,17 +92,6 @@ float dot_q4_0(int64_t n, const void* w, const void* a) {
   return dot_sym32<18>(n, w, a, [](const u8* b) { return _mm256_sub_epi8(nibbles(b + 2), _mm256_set1_epi8(8)); });
 }
 
-// The 8 sub-blocks' min_j * (bsum[2j] + bsum[2j+1]) in one madd, as 8 lanes the caller
-// accumulates in a vector (a horizontal sum per super-block cost more than its madd). The
-// mins come from registers (words 2 and 3 of the unpacked scales), not from a stack copy.
-inline __m256 k4_min_terms(const ScaleMinWords& u, const uint8_t* bsums) {
-  const __m128i m8 = _mm_set_epi32(0, 0, static_cast<int>(u.w[3]), static_cast<int>(u.w[2]));
-  const __m128i m8x2 = _mm_unpacklo_epi8(m8, m8);  // each min twice: one per 16-element bsum
-  const __m256i m16 = _mm256_cvtepu8_epi16(m8x2);
-  const __m256i b16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums));
-  return _mm256_cvtepi32_ps(_mm256_madd_epi16(m16, b16));
-}
-
 // One kernel for one and for four activation rows (R): each row's arithmetic is the same
 // whatever R is, so prefill (4-row) results equal decode (1-row) ones bit for bit and a
 // token's logits do not depend on the tokens batched with it.

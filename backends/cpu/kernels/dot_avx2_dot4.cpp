@@ -5,6 +5,7 @@
 
 #include "dot_tables.hpp"
 #include "kquant_scales.hpp"
+#include "kquant_scales_simd.hpp"
 #include "simd_avx2.hpp"
 
 namespace sy::cpu {
@@ -36,13 +37,6 @@ void dot4_q4_0(int64_t n, const void* w, const void* a, size_t stride, float out
     }
   }
   for (int r = 0; r < 4; ++r) out[r] = hsum(_mm256_add_ps(acc[0][r], acc[1][r]));
-}
-
-// The 8 sub-blocks' min_j * (bsum[2j] + bsum[2j+1]) as 8 lanes, as in dot_avx2.cpp.
-inline __m256 k4_min_terms(const ScaleMinWords& u, const uint8_t* bsums) {
-  const __m128i m8 = _mm_set_epi32(0, 0, static_cast<int>(u.w[3]), static_cast<int>(u.w[2]));
-  const __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
-  return _mm256_cvtepi32_ps(_mm256_madd_epi16(m16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums))));
 }
 
 void dot4_q5_k(int64_t n, const void* w, const void* a, size_t stride, float out[4]) {

@@ -1,5 +1,5 @@
-// The Q3_K scale unpacking of kquant_scales.hpp in a few vector operations (included only
-// by files built with AVX2 or later). The scalar loop's sixteen byte stores, read back as a
+// K-quant scale work of kquant_scales.hpp in vector operations (included only by files built
+// with AVX2 or later): the Q3_K scale unpacking, and the Q4_K/Q5_K min terms. The scalar loop's sixteen byte stores, read back as a
 // vector, stalled store-to-load forwarding once per super-block.
 #pragma once
 
@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <cstring>
+
+#include "kquant_scales.hpp"
 
 namespace sy::cpu {
 // Internal linkage: a helper compiled with one unit's ISA flags must never be the copy that
@@ -27,6 +29,16 @@ inline __m128i q3k_scales_i8(const uint8_t* p) {
   const __m128i h = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(static_cast<int>(hi4)), _mm_setr_epi32(0, 2, 4, 6)),
                                   _mm_set1_epi8(3));
   return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(h, 4)), _mm_set1_epi8(32));
+}
+
+/// The 8 sub-blocks' min_j * (bsum[2j] + bsum[2j+1]) of a Q4_K/Q5_K super-block against
+/// Q8_K block sums, in one madd, as 8 lanes the caller accumulates in a vector (a horizontal
+/// sum per super-block cost more than its madd). The mins come from registers (words 2 and 3
+/// of the unpacked scales), not from a stack copy.
+inline __m256 k4_min_terms(const ScaleMinWords& u, const uint8_t* bsums) {
+  const __m128i m8 = _mm_set_epi32(0, 0, static_cast<int>(u.w[3]), static_cast<int>(u.w[2]));
+  const __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));  // each min twice: one per bsum
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(m16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums))));
 }
 
 }  // namespace
