@@ -62,7 +62,8 @@ class CpuDevice final : public Device {
  public:
   CpuDevice(int threads, bool repack)
       : threads_(threads), isa_(detect_isa()), pool_(threads), executor_(isa_, pool_, repack),
-        description_(cpu_model_name()), repack_(repack && dot_kernel(StorageType::Q4_K_X16, isa_).usable()) {}
+        description_(cpu_model_name()), repack_(repack && dot_kernel(StorageType::Q4_K_X16, isa_).usable()),
+        repack_i4_(repack_ && dot_kernel(StorageType::I4_G128_X16, isa_).usable()) {}
   DeviceInfo info() const noexcept override {
     DeviceInfo d;
     d.name = "cpu";
@@ -77,7 +78,9 @@ class CpuDevice final : public Device {
     d.unified_memory = true;
     d.features = {std::string("kernels: ") + std::string(isa_name(isa_)), std::to_string(threads_) + " threads"};
     if (repack_)
-      d.features.emplace_back("repacks Q4_K, Q4_0, Q8_0 and I4_G* (AWQ, GPTQ) weights into 16-row interleaved layouts at load");
+      d.features.emplace_back(repack_i4_ ? "repacks Q4_K, Q6_K, Q4_0, Q8_0 and I4_G* (AWQ, GPTQ) weights into 16-row "
+                                           "interleaved layouts at load"
+                                         : "repacks Q4_K, Q6_K, Q4_0 and Q8_0 weights into 16-row interleaved layouts at load");
     return d;
   }
   // Every kind is plain RAM here: the host and the kernels read it alike.
@@ -102,6 +105,7 @@ class CpuDevice final : public Device {
   Executor executor_;
   std::string description_;
   bool repack_;
+  bool repack_i4_;
 };
 
 class CpuBackend final : public Backend {
@@ -143,16 +147,17 @@ const PluginDescriptor* describe() noexcept {
     threads.choices = {"auto"};
     threads.primary = true;
     ParamSpec repack{"repack", ParamType::boolean,
-                     "Repack Q4_K, Q4_0, Q8_0 and I4_G* weights at load into 16-row interleaved layouts "
-                     "(Q4_K_X16, Q4_0_X16, Q8_0_X16, I4_G*_X16) where the CPU has a "
-                     "kernel for it (AVX-512 VNNI): same memory, faster matmuls; false keeps the file's layout",
+                     "Repack Q4_K, Q6_K, Q4_0, Q8_0 and I4_G* weights at load into 16-row interleaved layouts "
+                     "(Q4_K_X16, Q6_K_X16, Q4_0_X16, Q8_0_X16, I4_G*_X16) where the CPU has a "
+                     "kernel for it (AVX2 for the first four, AVX-512 VNNI for all): same memory, faster "
+                     "matmuls; false keeps the file's layout",
                      true};
     c.params = {threads, repack};
     // The types with kernels of their own (kernels/dot_scalar.cpp and its ISA variants; the
     // interleaved layouts are what this backend repacks into); every other registered type
     // runs through the generic kernel (kernels/dot_generic.cpp).
     for (const char* t : {"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "Q2_K", "Q3_K", "Q4_K",
-                          "Q5_K", "Q6_K", "IQ4_XS", "Q4_K_X16", "Q4_0_X16", "Q8_0_X16", "I4_G32_X16", "I4_G64_X16",
+                          "Q5_K", "Q6_K", "IQ4_XS", "Q4_K_X16", "Q6_K_X16", "Q4_0_X16", "Q8_0_X16", "I4_G32_X16", "I4_G64_X16",
                           "I4_G128_X16"})
       c.traits.push_back(std::string(kTraitNativePrefix) + t);
     c.traits.emplace_back(kTraitGenericKernel);

@@ -172,7 +172,7 @@ void print_plan(const PlanReport& rep, bool explain) {
               static_cast<long long>(rep.request.parallel));
   if (rep.state_per_sequence) std::printf("recurrent state   %s per sequence\n", human_bytes(rep.state_per_sequence).c_str());
   if (rep.cpu_repacked)
-    std::printf("repacked at load  cpu: %s of Q4_K, Q4_0, Q8_0 and I4_G* weights into 16-row interleaved layouts (same size; when the CPU's weights fit in 90%% of "
+    std::printf("repacked at load  cpu: %s of Q4_K, Q6_K, Q4_0, Q8_0 and I4_G* weights into 16-row interleaved layouts (same size; when the CPU's weights fit in 90%% of "
                 "available memory; backends[cpu].repack: false keeps the file's layout)\n",
                 human_bytes(rep.cpu_repacked).c_str());
   // Per device and type: a kernel of its own, the type's repack, requantization, the CPU's

@@ -52,7 +52,7 @@ struct PlacedBytes {
 };
 
 /// Whether the host device computes this weight from a repacked copy (interleaved_of() its
-/// type: Q4_K_X16, Q4_0_X16, Q8_0_X16, I4_G*_X16): a Q4_K, Q4_0, Q8_0 or I4_G* matrix of whole 16-row groups, other than the embedding table (get_rows reads it row by
+/// type: Q4_K_X16, Q6_K_X16, Q4_0_X16, Q8_0_X16, I4_G*_X16): a Q4_K, Q6_K, Q4_0, Q8_0 or I4_G* matrix of whole 16-row groups, other than the embedding table (get_rows reads it row by
 /// row), on a device that supports the interleaved type. `plan` asks the same question.
 /// The loader repacks it when the host's weights also fit in 90% of available memory.
 bool repacks_on_host(const Device& host, const TensorDesc& d);

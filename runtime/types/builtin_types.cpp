@@ -150,6 +150,7 @@ const std::array kTable{
     BuiltinType{T::I4_G32_X16, "core", false, plain("I4_G32_X16", 32, 20, Q, nullptr, nullptr, 32)},
     BuiltinType{T::I4_G64_X16, "core", false, plain("I4_G64_X16", 64, 36, Q, nullptr, nullptr, 64)},
     BuiltinType{T::I4_G128_X16, "core", false, plain("I4_G128_X16", 128, 68, Q, nullptr, nullptr, 128)},
+    BuiltinType{T::Q6_K_X16, "core", false, plain("Q6_K_X16", 256, 210, Q)},
 };
 
 }  // namespace

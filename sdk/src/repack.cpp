@@ -15,17 +15,20 @@ constexpr int kGroup = 16;
 // a column of 16 blocks (quant.hpp's repack_rows() describes them).
 struct Layout {
   StorageType type, base;
-  size_t halves;  // leading f16 fields per block (d; Q4_K: d and dmin; I4_G*: d and z), each a 32-byte array
-  size_t words;   // 4-byte words after them, each a 64-byte array of the 16 rows' words
+  size_t halves;     // f16 fields per block (d; Q4_K: d and dmin; I4_G*: d and z), each a 32-byte array first in the column
+  size_t words;      // the block's other bytes as 4-byte words, each a 64-byte array of the 16 rows' words
+  size_t halves_at;  // where the f16 fields are in a block (Q6_K keeps its d last)
+  size_t words_at;   // where the words start in a block
 };
 
 constexpr Layout kLayouts[] = {
-    {StorageType::Q4_K_X16, StorageType::Q4_K, 2, 35},  // 3 scale words, 32 quant words
-    {StorageType::Q4_0_X16, StorageType::Q4_0, 1, 4},
-    {StorageType::Q8_0_X16, StorageType::Q8_0, 1, 8},
-    {StorageType::I4_G32_X16, StorageType::I4_G32, 2, 4},  // d, z; 16 code bytes
-    {StorageType::I4_G64_X16, StorageType::I4_G64, 2, 8},
-    {StorageType::I4_G128_X16, StorageType::I4_G128, 2, 16},
+    {StorageType::Q4_K_X16, StorageType::Q4_K, 2, 35, 0, 4},  // 3 scale words, 32 quant words
+    {StorageType::Q4_0_X16, StorageType::Q4_0, 1, 4, 0, 2},
+    {StorageType::Q8_0_X16, StorageType::Q8_0, 1, 8, 0, 2},
+    {StorageType::I4_G32_X16, StorageType::I4_G32, 2, 4, 0, 4},  // d, z; 16 code bytes
+    {StorageType::I4_G64_X16, StorageType::I4_G64, 2, 8, 0, 4},
+    {StorageType::I4_G128_X16, StorageType::I4_G128, 2, 16, 0, 4},
+    {StorageType::Q6_K_X16, StorageType::Q6_K, 1, 52, 208, 0},  // 32 ql words, 16 qh words, 4 scale words; d
 };
 
 const Layout* layout_of(StorageType type) {
@@ -60,8 +63,8 @@ Status convert(StorageType x, const void* src, void* dst, int64_t n, int64_t row
           else
             std::memcpy(out + flat + b, in + col + c, len);
         };
-        for (size_t h = 0; h < l->halves; ++h) piece(2 * h, 32 * h + 2 * r, 2);
-        for (size_t w = 0; w < l->words; ++w) piece(2 * l->halves + 4 * w, words_at + 64 * w + 4 * r, 4);
+        for (size_t h = 0; h < l->halves; ++h) piece(l->halves_at + 2 * h, 32 * h + 2 * r, 2);
+        for (size_t w = 0; w < l->words; ++w) piece(l->words_at + 4 * w, words_at + 64 * w + 4 * r, 4);
       }
   return Status::ok();
 }

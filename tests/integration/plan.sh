@@ -153,22 +153,22 @@ check "synth --seed -2 is refused, naming -1" 2 "--seed: must be an integer from
 # Repacked layouts: plan counts the Q4_K, Q4_0 and Q8_0 (and I4_G*, absent here) matrices this machine's CPU would rearrange at load.
 # The expected bytes come from the file's tensor table read by the GGUF specification
 # (gguf_tensors.py): every such matrix of whole 16-row groups except token_embd, when the
-# CPU has what the interleaved kernels need (/proc/cpuinfo: AVX-512 F, BW, VL with VNNI, and
-# SWITCHYARD_CPU_ISA does not narrow it), else none.
+# CPU has what the interleaved kernels need (/proc/cpuinfo: AVX2, FMA and F16C for Q4_K, Q6_K,
+# Q4_0 and Q8_0, and SWITCHYARD_CPU_ISA is not scalar), else none.
 "$exe" synth --topology qwen3-8b --layers 1 --vocab 4096 --type q4_k_m -o "$tmp/q4km.gguf" > /dev/null 2>&1
 feature=0
-if grep -qw avx512_vnni /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo &&
-   [ "${SWITCHYARD_CPU_ISA:-avx512}" = avx512 ]; then feature=1; fi
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && grep -qw f16c /proc/cpuinfo &&
+   [ "${SWITCHYARD_CPU_ISA:-avx512}" != scalar ]; then feature=1; fi
 want=$(python3 "$(dirname "${BASH_SOURCE[0]}")/gguf_tensors.py" "$tmp/q4km.gguf" | python3 -c '
 import json, sys
 feature = sys.argv[1] == "1"
 ts = json.load(sys.stdin)
-print(sum(t["bytes"] for t in ts if feature and t["type"] in ("Q4_K", "Q4_0", "Q8_0") and t["name"] != "token_embd.weight"
+print(sum(t["bytes"] for t in ts if feature and t["type"] in ("Q4_K", "Q6_K", "Q4_0", "Q8_0") and t["name"] != "token_embd.weight"
           and len(t["shape"]) >= 2 and t["shape"][1] % 16 == 0))' "$feature")
 check "plan --json counts the bytes the CPU repacks at load" 0 "\"cpu_repacked_bytes\": $want," -- \
   "$exe" plan -m "$tmp/q4km.gguf" --json --cpu-bandwidth 50GB/s
 if [ "$want" != 0 ]; then
-  check "plan prints the repacked bytes" 0 "repacked at load  cpu: .* of Q4_K, Q4_0, Q8_0 and I4_G\* weights into 16-row interleaved layouts" -- \
+  check "plan prints the repacked bytes" 0 "repacked at load  cpu: .* of Q4_K, Q6_K, Q4_0, Q8_0 and I4_G\* weights into 16-row interleaved layouts" -- \
     "$exe" plan -m "$tmp/q4km.gguf" --cpu-bandwidth 50GB/s
   printf 'model:\n  path: %s\nbackends:\n  - plugin: cpu\n    repack: false\n' "$tmp/q4km.gguf" > "$tmp/norepack.yaml"
   check "plan with repack off counts none" 0 "\"cpu_repacked_bytes\": 0," -- \

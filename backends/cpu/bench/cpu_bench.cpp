@@ -344,14 +344,14 @@ void moe_layer(benchmark::State& state) {
 void register_all() {
   const int t = all_threads();
   benchmark::RegisterBenchmark("memory_bandwidth", memory_bandwidth)->Arg(1)->Arg(t)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
-  for (auto type : {StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q8_0_X16,
+  for (auto type : {StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q6_K_X16, StorageType::Q8_0, StorageType::Q8_0_X16,
                     StorageType::Q4_0, StorageType::Q4_0_X16,
                     StorageType::Q5_K, StorageType::IQ4_XS, StorageType::F16, StorageType::F32,
                     StorageType::I4_G128, StorageType::I4_G128_X16, StorageType::I8_G128, StorageType::FP8_E4M3_B128})
     benchmark::RegisterBenchmark(("gemv/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { gemv(s, type); })
         ->Arg(1)->Arg(t)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
-  for (auto type : {StorageType::Q4_0, StorageType::Q4_0_X16, StorageType::Q4_K_X16, StorageType::Q8_0, StorageType::I4_G32,
+  for (auto type : {StorageType::Q4_0, StorageType::Q4_0_X16, StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q6_K_X16, StorageType::Q8_0, StorageType::I4_G32,
                     StorageType::I4_G32_X16, StorageType::I4_G64, StorageType::I4_G64_X16, StorageType::I4_G128,
                     StorageType::I4_G128_X16, StorageType::I8_G32, StorageType::I8_G128,
                     StorageType::FP8_E4M3_B128, StorageType::FP8_E5M2_B128})
@@ -367,7 +367,7 @@ void register_all() {
     benchmark::RegisterBenchmark(("dot_cached/" + std::string(storage_type_name(type))).c_str(),
                                  [type](benchmark::State& s) { dot_cached(s, type); })
         ->Unit(benchmark::kMicrosecond);
-  for (auto type : {StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q8_0, StorageType::Q8_0_X16,
+  for (auto type : {StorageType::Q4_K, StorageType::Q4_K_X16, StorageType::Q6_K, StorageType::Q6_K_X16, StorageType::Q8_0, StorageType::Q8_0_X16,
                     StorageType::Q4_0, StorageType::Q4_0_X16, StorageType::Q5_K, StorageType::IQ4_XS, StorageType::I4_G128,
                     StorageType::I4_G128_X16, StorageType::I8_G128, StorageType::FP8_E4M3_B128})
     benchmark::RegisterBenchmark(("gemm/" + std::string(storage_type_name(type))).c_str(),

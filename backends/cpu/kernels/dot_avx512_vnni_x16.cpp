@@ -1,5 +1,5 @@
 // AVX-512 VNNI kernels for the interleaved layouts (quant.hpp's repack_rows()): Q4_K_X16
-// against Q8_K activations, then Q4_0_X16 and Q8_0_X16 against Q8_0 ones at the end. One
+// and Q6_K_X16 against Q8_K activations, then Q4_0_X16 and Q8_0_X16 against Q8_0 ones at the end. One
 // 64-byte load holds four quant bytes of each of 16 rows, so vpdpbusd with four broadcast activation bytes sums 16 rows at once: no
 // per-row unpacking, horizontal sums or scale shuffles, which is what bounds the row-major
 // Q4_K kernel below memory speed in decode. The scale words of 16 rows are unpacked
@@ -12,40 +12,28 @@
 
 #include "act_q8_sums.hpp"
 #include "dot_avx512_vnni_common.hpp"
+#include "x16_layout.hpp"
 
 namespace sy::cpu {
 namespace {
 
 using avx512::u8;
 
-constexpr size_t kColumn = 2304;  // one super-block column of 16 rows
+using x16::BlockSums;
+using x16::block_sums;
+
+constexpr size_t kColumn = x16::kQ4kColumn;
 // Every line is prefetched two columns (4.5 KiB) ahead (prefetch_ahead's reasoning; a
 // shorter distance than the row kernels' measured best here). The hardware prefetchers
 // alone kept a GEMV streaming from RAM at 18 GB/s on one core, against 52 GB/s from cache;
 // with this, 29 GB/s on one core and 61 GB/s on two (gemv/Q4_K_X16, 512 MiB).
 constexpr size_t kAheadX16 = 2 * kColumn;
-constexpr size_t kQ8K = 292;      // f32 d, 256 int8, 16 int16 block sums
+constexpr size_t kQ8K = x16::kQ8K;
 
 inline __m512i bcast32(const u8* p) {
   int v;
   std::memcpy(&v, p, 4);
   return _mm512_set1_epi32(v);
-}
-
-// int16 pairs (s[b], s[b + 2]) of the 32-element block sums of one activation super-block,
-// for vpdpwssd against the mins (which come as pairs (m[b], m[b + 2]) per 32-bit lane).
-struct BlockSums {
-  int pair[4];  // b = 0, 1, 4, 5
-};
-inline BlockSums block_sums(const u8* a) {
-  int16_t bs[16];
-  std::memcpy(bs, a + 260, sizeof bs);
-  int s[8];
-  for (int b = 0; b < 8; ++b) s[b] = bs[2 * b] + bs[2 * b + 1];
-  const auto pack = [&](int lo, int hi) {
-    return static_cast<int>(static_cast<uint16_t>(s[lo]) | static_cast<uint32_t>(static_cast<uint16_t>(s[hi])) << 16);
-  };
-  return {{pack(0, 2), pack(1, 3), pack(4, 6), pack(5, 7)}};
 }
 
 template <int T>
@@ -110,6 +98,69 @@ void q4k_x16(int64_t n, const void* w, const void* a, size_t stride, float* cons
     }
   }
   for (int t = 0; t < T; ++t) _mm512_storeu_ps(out[t], acc[t]);
+}
+
+// Q6_K_X16 (3360-byte columns: the 16 rows' d, then 52 words of ql, qh and scales in block
+// order): the AVX2 kernel's partial sums and float steps (dot_avx2_x16.cpp says how the
+// levels are found and why the floats are the row-major AVX2 Q6_K kernel's), 16 rows at once.
+template <int T>
+void q6k_x16(int64_t n, const void* w, const void* a, size_t stride, float* const* out) {
+  constexpr size_t kCol = 3360;
+  const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30), low16 = _mm512_set1_epi32(0xffff);
+  const auto* wc = static_cast<const u8*>(w);
+  const auto* ab = static_cast<const u8*>(a);
+  __m512 acc[8][T];  // [partial][activation row]
+  for (auto& part : acc)
+    for (auto& v : part) v = _mm512_setzero_ps();
+  for (int64_t s = 0; s < n / 256; ++s, wc += kCol, ab += kQ8K) {
+    for (size_t l = 0; l < kCol; l += 64) _mm_prefetch(reinterpret_cast<const char*>(wc + l + kAheadX16), _MM_HINT_T0);
+    const auto word = [&](int i) { return _mm512_loadu_si512(wc + 32 + 64 * i); };
+    // The signed scale of each sub-block as the same int16 twice per lane, for vpdpwssd.
+    __m512i scale[16];
+    for (int sb = 0; sb < 16; ++sb) {
+      const __m512i s32 = _mm512_srai_epi32(_mm512_slli_epi32(word(48 + sb / 4), 24 - 8 * (sb % 4)), 24);
+      scale[sb] = _mm512_or_si512(_mm512_and_si512(s32, low16), _mm512_slli_epi32(s32, 16));
+    }
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wc)));
+    x16::Q6kSums bs[T];
+    __m512 dd[T];
+    for (int t = 0; t < T; ++t) {
+      bs[t] = x16::q6k_sums(ab + t * stride);
+      float da;
+      std::memcpy(&da, ab + t * stride, 4);
+      dd[t] = _mm512_mul_ps(d, _mm512_set1_ps(da));
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      const __m512i sw = i % 2 ? _mm512_srli_epi32(word(48 + i / 2), 16) : word(48 + i / 2);
+      const __m512i sc_pair = _mm512_mask_blend_epi16(0xAAAAAAAA, _mm512_srai_epi16(_mm512_slli_epi16(sw, 8), 8),
+                                                      _mm512_slli_epi32(_mm512_srai_epi16(sw, 8), 16));
+      __m512i sumi[T];
+      for (int t = 0; t < T; ++t) sumi[t] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int nb = 0; nb < 4; ++nb) {
+        const int h = nb / 2, b = nb % 2;
+        const __m512i q = word(16 * h + 8 * b + i), qh = word(32 + 8 * h + i);
+        const __m512i ul = _mm512_or_si512(_mm512_and_si512(q, m4), _mm512_and_si512(_mm512_slli_epi16(qh, 4 - 2 * b), m30));
+        const __m512i uh = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(q, 4), m4),
+                                           _mm512_and_si512(_mm512_srli_epi16(qh, 2 * b), m30));
+        const int sb = 8 * h + 2 * b + i / 4;
+        for (int t = 0; t < T; ++t) {
+          const u8* at = ab + t * stride + 4 + 128 * h + 32 * b + 4 * i;
+          sumi[t] = _mm512_dpwssd_epi32(sumi[t], _mm512_maddubs_epi16(ul, bcast32(at)), scale[sb]);
+          sumi[t] = _mm512_dpwssd_epi32(sumi[t], _mm512_maddubs_epi16(uh, bcast32(at + 64)), scale[sb + 4]);
+        }
+      }
+      for (int t = 0; t < T; ++t) {
+        const __m512i off = _mm512_madd_epi16(sc_pair, _mm512_set1_epi32(bs[t].pair[i]));
+        const __m512i isum = _mm512_sub_epi32(sumi[t], _mm512_slli_epi32(off, 5));
+        acc[i][t] = _mm512_fmadd_ps(dd[t], _mm512_cvtepi32_ps(isum), acc[i][t]);
+      }
+    }
+  }
+  for (int t = 0; t < T; ++t)
+    _mm512_storeu_ps(out[t], _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0][t], acc[4][t]), _mm512_add_ps(acc[2][t], acc[6][t])),
+                                           _mm512_add_ps(_mm512_add_ps(acc[1][t], acc[5][t]), _mm512_add_ps(acc[3][t], acc[7][t]))));
 }
 
 // Q4_0_X16 and Q8_0_X16 read Q8_0 activations in act_q8_0_sums' layout (act_q8_sums.hpp),
@@ -177,6 +228,8 @@ void q0_x16(int64_t n, const void* w, const void* a, size_t stride, float* const
 constexpr KernelEntry kEntries[] = {
     {StorageType::Q4_K_X16,
      {.act_type = StorageType::Q8_K, .quantize_act = act_q8_k, .isa = Isa::avx512, .group1 = q4k_x16<1>, .group4 = q4k_x16<4>}},
+    {StorageType::Q6_K_X16,
+     {.act_type = StorageType::Q8_K, .quantize_act = act_q8_k, .isa = Isa::avx512, .group1 = q6k_x16<1>, .group4 = q6k_x16<4>}},
     {StorageType::Q4_0_X16,
      {.act_type = StorageType::Q8_0, .quantize_act = act_q8_0_sums, .isa = Isa::avx512, .group1 = q0_x16<true, 1>,
       .group4 = q0_x16<true, 4>, .act_bytes = act_q8_0_sums_bytes}},

@@ -44,6 +44,7 @@ DotKernel kernel() {
 DotKernel dot_kernel_scalar_x16(StorageType w) {
   switch (w) {
     case StorageType::Q4_K_X16: return kernel<StorageType::Q4_K_X16>();
+    case StorageType::Q6_K_X16: return kernel<StorageType::Q6_K_X16>();
     case StorageType::Q4_0_X16: return kernel<StorageType::Q4_0_X16>();
     case StorageType::Q8_0_X16: return kernel<StorageType::Q8_0_X16>();
     case StorageType::I4_G32_X16: return kernel<StorageType::I4_G32_X16>();

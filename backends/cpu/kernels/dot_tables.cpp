@@ -16,21 +16,23 @@ DotKernel find_kernel(KernelTable table, StorageType weight) {
 
 namespace {
 
-// One build of the AVX2 units: its row kernels, the 4-row kernels it adds, its grouped types.
-DotKernel avx2_build(StorageType w, KernelTable kernels, KernelTable dot4, KernelTable grouped) {
+// One build of the AVX2 units: its row kernels, the 4-row kernels it adds, its interleaved
+// layouts, its grouped types.
+DotKernel avx2_build(StorageType w, KernelTable kernels, KernelTable dot4, KernelTable x16, KernelTable grouped) {
   if (DotKernel k = find_kernel(kernels, w); k.dot) {
     if (!k.dot4) k.dot4 = find_kernel(dot4, w).dot4;
     return k;
   }
+  if (const DotKernel k = find_kernel(x16, w); k.group1) return k;
   if (const DotKernel k = find_kernel(grouped, w); k.dot) return k;
   return dot_kernel_scalar(w);
 }
 
 }  // namespace
 
-DotKernel dot_kernel_avx2(StorageType w) { return avx2_build(w, kAvx2Kernels, kAvx2Dot4, kAvx2Grouped); }
+DotKernel dot_kernel_avx2(StorageType w) { return avx2_build(w, kAvx2Kernels, kAvx2Dot4, kAvx2X16, kAvx2Grouped); }
 
-DotKernel dot_kernel_avx2vnni(StorageType w) { return avx2_build(w, kAvx2KernelsVnni, kAvx2Dot4Vnni, kAvx2GroupedVnni); }
+DotKernel dot_kernel_avx2vnni(StorageType w) { return avx2_build(w, kAvx2KernelsVnni, kAvx2Dot4Vnni, kAvx2X16Vnni, kAvx2GroupedVnni); }
 
 DotKernel dot_kernel_avx512(StorageType w) {
   for (const KernelTable& t : {kAvx512Kernels, kAvx512Extra, kAvx512Grouped})

@@ -26,10 +26,12 @@ DotKernel find_kernel(KernelTable table, StorageType weight);
 // One table per unit (the file named beside it), defined there with constinit.
 extern const KernelTable kAvx2Kernels;            ///< dot_avx2.cpp
 extern const KernelTable kAvx2Dot4;               ///< dot_avx2_dot4.cpp: 4-row kernels only (dot4 set)
+extern const KernelTable kAvx2X16;                ///< dot_avx2_x16.cpp: Q4_K_X16, Q4_0_X16, Q8_0_X16
 extern const KernelTable kAvx2Grouped;            ///< dot_grouped_avx2.cpp: I4_G*, I8_G*, FP8 blocks
-// The same three units built again with AVX-VNNI (simd_avx2.hpp).
+// The same four units built again with AVX-VNNI (simd_avx2.hpp).
 extern const KernelTable kAvx2KernelsVnni;
 extern const KernelTable kAvx2Dot4Vnni;
+extern const KernelTable kAvx2X16Vnni;
 extern const KernelTable kAvx2GroupedVnni;
 extern const KernelTable kAvx512Kernels;          ///< dot_avx512.cpp
 extern const KernelTable kAvx512Extra;            ///< dot_avx512_extra.cpp

@@ -24,6 +24,7 @@ namespace sy {
 
 /// ABI of this SDK. A plugin built against another major version is refused; a newer
 /// minor version of the runtime accepts plugins of older minors.
+/// 3.3: storage type Q6_K_X16 (1036), Q6_K with 16 rows interleaved for the CPU kernels.
 /// 3.2: StorageTypeDesc::quantize_row_weighted (importance-weighted quantization) appended;
 /// a 3.1 type table is read up to its own fields.
 /// 3.1: storage types are registered (types.hpp): a plugin may export a type table, and
@@ -36,7 +37,7 @@ namespace sy {
 /// both structs' layout, which a plugin built against 1.x would read wrongly (issue 15).
 /// 1.1 added the op IR (graph.hpp), more ops and status codes, SamplerContext::pieces.
 inline constexpr uint32_t kAbiMajor = 3;
-inline constexpr uint32_t kAbiMinor = 2;
+inline constexpr uint32_t kAbiMinor = 3;
 
 /// The C++ standard library ABI the SDK types (std::string, std::vector) depend on.
 /// Plugins and runtime must agree on it, since those types cross the boundary.

@@ -59,8 +59,8 @@ int interleave_rows(StorageType type) noexcept;
 /// The row-major type an interleaved layout rearranges (Q4_K for Q4_K_X16), else `type`.
 StorageType interleave_base(StorageType type) noexcept;
 
-/// The interleaved layout of a row-major type (Q4_K_X16 for Q4_K, Q4_0_X16, Q8_0_X16,
-/// I4_G32_X16 ... I4_G128_X16), else `base` itself.
+/// The interleaved layout of a row-major type (Q4_K_X16 for Q4_K, Q6_K_X16, Q4_0_X16,
+/// Q8_0_X16, I4_G32_X16 ... I4_G128_X16), else `base` itself.
 StorageType interleaved_of(StorageType base) noexcept;
 
 /// Rearranges `rows` rows of `n` elements of interleave_base(to) at `src` into the
@@ -68,12 +68,13 @@ StorageType interleaved_of(StorageType base) noexcept;
 /// of interleave_rows(to). Group g (rows 16g..16g+15) starts at byte 16g times the row size;
 /// in it, block column s holds block s of each of the 16 rows (16 times the block's bytes):
 /// first the rows' leading f16 fields, each as an array of 16 halves (Q4_K: d, then dmin;
-/// Q4_0 and Q8_0: d; I4_G*: d, then z), then the rest of the block as 4-byte words, word w of the 16 rows
+/// Q4_0, Q8_0 and Q6_K: d; I4_G*: d, then z), then the rest of the block as 4-byte words, word w of the 16 rows
 /// together as 64 bytes in row order (so one 512-bit load feeds 16 rows to four-byte
 /// dot-product lanes). Q4_K: a 2304-byte column, 3 scale words then 32 quant words (word
-/// 8p + c is quant bytes 32p + 4c .. 32p + 4c + 3); Q4_0: 288 bytes, 4 quant words; Q8_0:
-/// 544 bytes, 8 quant words; I4_G32/G64/G128: 320, 576, 1088 bytes, G/8 code words (word c
-/// holds elements 4c..4c+3 in its low nibbles and G/2 + 4c.. in its high ones).
+/// 8p + c is quant bytes 32p + 4c .. 32p + 4c + 3); Q6_K: 3360 bytes, its 210-byte block
+/// less d as 52 words in block order (32 of ql, 16 of qh, 4 of scales); Q4_0: 288 bytes, 4
+/// quant words; Q8_0: 544 bytes, 8 quant words; I4_G32/G64/G128: 320, 576, 1088 bytes, G/8
+/// code words (word c holds elements 4c..4c+3 in its low nibbles and G/2 + 4c.. in its high ones).
 Status repack_rows(StorageType to, const void* src, void* dst, int64_t n, int64_t rows) noexcept;
 
 /// The inverse of repack_rows(): `rows` row-major rows of interleave_base(from) at `dst`.

@@ -45,6 +45,8 @@ enum class StorageType : uint32_t {
   // I4_G32/64/128 with 16 rows interleaved alike (what the loader repacks AWQ and GPTQ
   // 4-bit weights into for the VNNI kernels): 320-, 576- and 1088-byte group columns.
   I4_G32_X16 = 1033, I4_G64_X16 = 1034, I4_G128_X16 = 1035,
+  // Q6_K with 16 rows interleaved alike (ABI 3.3): 3360-byte super-block columns.
+  Q6_K_X16 = 1036,
 };
 
 /// What a storage type is, for kernels, loaders and memory planning.
