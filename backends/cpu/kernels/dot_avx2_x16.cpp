@@ -1,14 +1,15 @@
 // AVX2 kernels for the interleaved layouts (quant.hpp's repack_rows()): Q4_K_X16 and
-// Q6_K_X16 against Q8_K activations, Q4_0_X16 and Q8_0_X16 against Q8_0 ones with block sums. Built with
-// AVX2 + FMA + F16C and again with AVX-VNNI (simd_avx2.hpp). A 64-byte word of a column
-// holds four quant bytes of each of 16 rows; a 256-bit register takes the half of it that
-// belongs to rows 0-7 or 8-15, so four broadcast activation bytes meet eight rows at once,
-// with no per-row unpacking or horizontal sums (what keeps the row-major Q4_K kernel below
-// memory speed on two cores).
+// Q6_K_X16 against Q8_K activations, Q4_0_X16 and Q8_0_X16 against Q8_0 ones with block
+// sums. Built with AVX2 + FMA + F16C and again with AVX-VNNI (simd_avx2.hpp). A 64-byte word
+// of a column holds four quant bytes of each of 16 rows; a 256-bit register takes the half of
+// it that belongs to rows 0-7 or 8-15, so four broadcast activation bytes meet eight rows at
+// once, with no per-row unpacking or horizontal sums (what keeps the row-major Q4_K kernel
+// below memory speed on two cores).
 //
-// The integers are exact, and each row's floats are computed in the AVX-512 VNNI kernels'
-// order (dot_avx512_vnni_x16.cpp): every ISA gives the same bits for these layouts, and a
-// row's result does not depend on how many tokens share the call.
+// The integers are exact, and each row's floats are computed in one order on every ISA (the
+// AVX-512 VNNI kernels', dot_avx512_vnni_x16.cpp; for Q6_K_X16 the row-major AVX2 kernel's,
+// below): every ISA gives the same bits for these layouts, and a row's result does not
+// depend on how many tokens share the call.
 #include <cstring>
 
 #include "act_q8_sums.hpp"
