@@ -66,13 +66,13 @@ inline void prefetch_column(const u8* col, size_t bytes) {
 // (at most 8 x 2 x 15 x 127 = 30480, so vpmaddubsw never saturates) and the sub-block scale
 // is applied by one vpmaddwd; with VNNI, vpdpbusd sums in 32 bits and the scale is a 32-bit
 // multiply. Both give the same integers.
+inline __m256i sub_add(__m256i s, __m256i u, __m256i a) {
 #if defined(__AVXVNNI__)
-using SubSum = __m256i;  // int32 sums
-inline SubSum sub_add(SubSum s, __m256i u, __m256i a) { return _mm256_dpbusd_avx_epi32(s, u, a); }
+  return _mm256_dpbusd_avx_epi32(s, u, a);  // int32 sums
 #else
-using SubSum = __m256i;  // int16 pair sums
-inline SubSum sub_add(SubSum s, __m256i u, __m256i a) { return _mm256_add_epi16(s, _mm256_maddubs_epi16(u, a)); }
+  return _mm256_add_epi16(s, _mm256_maddubs_epi16(u, a));  // int16 pair sums
 #endif
+}
 
 // Q4_K_X16: rows 8h..8h+7 of one super-block column against T activation rows, into
 // acc[t]. The scale words hold, per 32-bit lane (one row), scales 0-3 / 4-7 or mins 0-3 /
@@ -92,7 +92,7 @@ void q4k_half(const u8* wc, int h, const u8* ab, size_t stride, const x16::Block
 #pragma GCC unroll 4
   for (int p = 0; p < 4; ++p) {
     // Sub-blocks 2p (low nibbles) and 2p + 1 (high nibbles), 32 elements each.
-    SubSum lo[T], hi[T];
+    __m256i lo[T], hi[T];
     for (int t = 0; t < T; ++t) lo[t] = hi[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) {

@@ -17,6 +17,12 @@ namespace x16 {
 inline constexpr size_t kQ4kColumn = 2304;  ///< one Q4_K_X16 super-block column of 16 rows
 inline constexpr size_t kQ8K = 292;         ///< one Q8_K activation block: f32 d, 256 int8, 16 int16 block sums
 
+/// Two int16 values as one 32-bit lane (lo in the low half), for a broadcast that meets
+/// unpacked int16 pairs in vpmaddwd / vpdpwssd.
+inline int pack_pair(int16_t lo, int16_t hi) {
+  return static_cast<int>(static_cast<uint16_t>(lo) | static_cast<uint32_t>(static_cast<uint16_t>(hi)) << 16);
+}
+
 /// int16 pairs (s[b], s[b + 2]) of the 32-element block sums of one Q8_K activation
 /// super-block, for a 16-bit multiply-add against the Q4_K mins, which the kernels unpack
 /// as pairs (m[b], m[b + 2]) per 32-bit lane.
@@ -26,12 +32,9 @@ struct BlockSums {
 inline BlockSums block_sums(const uint8_t* a) {
   int16_t bs[16];
   std::memcpy(bs, a + 260, sizeof bs);
-  int s[8];
-  for (int b = 0; b < 8; ++b) s[b] = bs[2 * b] + bs[2 * b + 1];
-  const auto pack = [&](int lo, int hi) {
-    return static_cast<int>(static_cast<uint16_t>(s[lo]) | static_cast<uint32_t>(static_cast<uint16_t>(s[hi])) << 16);
-  };
-  return {{pack(0, 2), pack(1, 3), pack(4, 6), pack(5, 7)}};
+  int16_t s[8];
+  for (int b = 0; b < 8; ++b) s[b] = static_cast<int16_t>(bs[2 * b] + bs[2 * b + 1]);
+  return {{pack_pair(s[0], s[2]), pack_pair(s[1], s[3]), pack_pair(s[4], s[6]), pack_pair(s[5], s[7])}};
 }
 
 /// int16 pairs (s[2j], s[2j + 1]) of the 16-element block sums of one Q8_K activation
@@ -44,8 +47,7 @@ inline Q6kSums q6k_sums(const uint8_t* a) {
   int16_t bs[16];
   std::memcpy(bs, a + 260, sizeof bs);
   Q6kSums s{};
-  for (int j = 0; j < 8; ++j)
-    s.pair[j] = static_cast<int>(static_cast<uint16_t>(bs[2 * j]) | static_cast<uint32_t>(static_cast<uint16_t>(bs[2 * j + 1])) << 16);
+  for (int j = 0; j < 8; ++j) s.pair[j] = pack_pair(bs[2 * j], bs[2 * j + 1]);
   return s;
 }
 
